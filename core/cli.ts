@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from "commander";
+
+import { loadContext } from "./context.js";
+import { UuldanaError, formatError } from "./errors.js";
+import { LEVELS, type Level } from "./levels.js";
+import { listProviders, validateManifests } from "./providers-command.js";
+import type { CommandResult } from "./result.js";
+import { VERSION } from "./version.js";
+
+// The one place that writes to stdout/stderr and sets the exit code; it never calls process.exit,
+// so output to a pipe always drains.
+async function main(argv: readonly string[]): Promise<number> {
+  let outcome: CommandResult | undefined;
+  const program = buildProgram((value) => {
+    outcome = value;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    return report(error);
+  }
+  if (!outcome) return 0;
+  if (outcome.stdout) process.stdout.write(outcome.stdout);
+  if (outcome.stderr) process.stderr.write(outcome.stderr);
+  return outcome.exitCode;
+}
+
+// --- internal ---
+
+function buildProgram(done: (result: CommandResult) => void): Command {
+  const program = new Command("uuldana")
+    .description("Run AI coding agents in your terminal; when one's usage allowance is gone, continue with the next.")
+    .version(VERSION, "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .addHelpCommand(false)
+    .option("--config <file>", "use this file instead of your config.json")
+    .showHelpAfterError("(run uuldana --help for usage)")
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`) });
+
+  const providers = program
+    .command("providers")
+    .description("the agents uuldana knows, their order and whether each can run")
+    .exitOverride();
+
+  const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);
+  providers
+    .command("list", { isDefault: true })
+    .description("show the priority list: order, version, level, prompt support, resting, status")
+    .option("--all", "also show known providers that are not installed")
+    .option("--json", "print one JSON array")
+    .addOption(ceilingOption)
+    .exitOverride()
+    .action(async (options: { all?: boolean; json?: boolean; ceiling?: Level }) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      done(await listProviders(context, options));
+    });
+
+  providers
+    .command("validate")
+    .description("check provider manifest files (or folders of them); exit 1 when any is invalid")
+    .argument("<paths...>", "manifest files or folders")
+    .exitOverride()
+    .action(async (paths: string[]) => {
+      done(await validateManifests(paths, process.cwd()));
+    });
+
+  return program;
+}
+
+function report(error: unknown): number {
+  if (error instanceof CommanderError) {
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
+      return 0;
+    }
+    return 2;
+  }
+  if (error instanceof UuldanaError) {
+    process.stderr.write(formatError(error));
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`uuldana: internal error: ${message}\nhint: this is a bug in uuldana; please report it with the command you ran\n`);
+  return 70;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,44 @@
+// One error type for everything uuldana reports to the user; only the CLI prints it.
+export type ErrorCode =
+  | "E_USAGE"
+  | "E_JSON_SYNTAX"
+  | "E_CONFIG_INVALID"
+  | "E_CONFIG_DUPLICATE_ENTRY"
+  | "E_CONFIG_UNREADABLE"
+  | "E_MANIFEST_INVALID"
+  | "E_MANIFEST_UNREADABLE";
+
+export interface ErrorOptions {
+  hint?: string;
+  details?: string[];
+  exitCode?: number;
+  cause?: unknown;
+}
+
+export class UuldanaError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: string[];
+  readonly exitCode: number;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "UuldanaError";
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details ?? [];
+    this.exitCode = options.exitCode ?? 2;
+  }
+}
+
+export function isUuldanaError(value: unknown): value is UuldanaError {
+  return value instanceof UuldanaError;
+}
+
+// The text printed on stderr for an error: the message, its details, then the fix.
+export function formatError(error: UuldanaError): string {
+  const lines = [`uuldana: ${error.message}`];
+  for (const detail of error.details) lines.push(detail);
+  if (error.hint) lines.push(`hint: ${error.hint}`);
+  return lines.join("\n") + "\n";
+}

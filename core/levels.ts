@@ -1,0 +1,25 @@
+// The permission ceiling levels, lowest first.
+export const LEVELS = ["read-only", "ask", "auto-edit", "full-access"] as const;
+
+export type Level = (typeof LEVELS)[number];
+
+export function isLevel(value: unknown): value is Level {
+  return typeof value === "string" && (LEVELS as readonly string[]).includes(value);
+}
+
+export function levelRank(level: Level): number {
+  return LEVELS.indexOf(level);
+}
+
+export function lowerLevel(a: Level, b: Level): Level {
+  return levelRank(a) <= levelRank(b) ? a : b;
+}
+
+// The highest level at or below the ceiling among those a provider enforces, or null when none is.
+export function pickLevel(enforced: readonly Level[], ceiling: Level): Level | null {
+  for (let rank = levelRank(ceiling); rank >= 0; rank--) {
+    const level = LEVELS[rank]!;
+    if (enforced.includes(level)) return level;
+  }
+  return null;
+}

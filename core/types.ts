@@ -1,0 +1,48 @@
+import type { UuldanaError } from "./errors.js";
+import type { Level } from "./levels.js";
+
+export type PromptMode = "argv" | "flag" | "typed" | "none";
+
+export interface LevelFlags {
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+// A provider manifest as validated against schemas/manifest.schema.json.
+export interface Manifest {
+  $schema?: string;
+  id: string;
+  name: string;
+  executables: string[];
+  version: { args: string[]; pattern: string; timeout_seconds?: number };
+  args?: string[];
+  prompt?: { mode: PromptMode; flag?: string; ready?: string };
+  levels?: Partial<Record<Level, LevelFlags>>;
+  exit?: { keys?: string[]; wait_seconds?: number; signals?: string[]; signal_wait_seconds?: number };
+  limit_phrases?: string[];
+  account_env?: Record<string, string>;
+  resume?: { args: string[] };
+  models?: { names?: string[]; flag?: string; switch_keys?: string[] };
+  quota?: { source: string };
+  adapter?: string;
+}
+
+export type ManifestSource = "built-in" | "drop-in" | `pack ${string}`;
+
+// A manifest file as found by the registry: valid (manifest set) or broken (error set).
+export interface ManifestRecord {
+  file: string;
+  source: ManifestSource;
+  manifest?: Manifest;
+  error?: UuldanaError;
+}
+
+// One item of the priority list.
+export interface Entry {
+  key: string;
+  id: string;
+  name?: string;
+  env: Record<string, string>;
+  args: string[];
+  origin: "config" | "project" | "detected";
+}
