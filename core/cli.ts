@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from "commander";
 import { loadContext } from "./context.js";
 import { UuldanaError, formatError } from "./errors.js";
 import { LEVELS, type Level } from "./levels.js";
+import { resolveDirs } from "./paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { VERSION } from "./version.js";
@@ -37,11 +38,16 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--config <file>", "use this file instead of your config.json")
     .showHelpAfterError("(run uuldana --help for usage)")
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`) });
+    .configureOutput({ outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`) })
+    .addHelpText("after", () => {
+      const dirs = resolveDirs();
+      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}`;
+    });
 
   const providers = program
     .command("providers")
     .description("the agents uuldana knows, their order and whether each can run")
+    .addHelpCommand(false)
     .exitOverride();
 
   const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);

@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import type { Readable } from "node:stream";
 
 import type { Env } from "./paths.js";
 import type { Manifest } from "./types.js";
@@ -105,11 +106,14 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
   };
 }
 
+// Runs "<cli> --version" with stdin closed; a CLI that does not answer in time is killed with its process group.
+// A grandchild that keeps the output pipe open cannot hold uuldana: output read by shortly after exit is enough.
 function runProbe(path: string, args: string[], env: Env, timeoutSeconds: number): Promise<Probe> {
   return new Promise((resolve) => {
     let output = "";
-    let timedOut = false;
-    let child;
+    let exitCode: number | null = null;
+    let settled = false;
+    let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
       child = spawn(path, args, {
         stdio: ["ignore", "pipe", "pipe"],
@@ -121,23 +125,31 @@ function runProbe(path: string, args: string[], env: Env, timeoutSeconds: number
       resolve({ exitCode: null, output: `cannot start: ${(error as Error).message}`, timedOut: false });
       return;
     }
+    const finish = (timedOut: boolean, failure?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(afterExit);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ exitCode, output: failure ?? output.slice(0, MAX_OUTPUT), timedOut });
+    };
     const collect = (chunk: Buffer): void => {
       if (output.length < MAX_OUTPUT) output += chunk.toString("utf8");
     };
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
+    let afterExit: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      timedOut = true;
       killTree(child.pid);
+      finish(true);
     }, timeoutSeconds * 1000);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      resolve({ exitCode: null, output: `cannot start: ${error.message}`, timedOut: false });
+    child.on("error", (error) => finish(false, `cannot start: ${error.message}`));
+    child.on("exit", (code) => {
+      exitCode = code;
+      afterExit = setTimeout(() => finish(false), 200);
     });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ exitCode: code, output: output.slice(0, MAX_OUTPUT), timedOut });
-    });
+    child.on("close", () => finish(false));
   });
 }
 

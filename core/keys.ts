@@ -16,7 +16,7 @@ export function keyNames(): string[] {
 
 // Reads one step of a manifest's key list: "{enter}" is a key, anything else is text; undefined for an unknown key.
 export function parseKeyStep(step: string): KeyStep | undefined {
-  const named = /^\{([a-z-]+)\}$/.exec(step);
+  const named = /^\{([^{}]+)\}$/.exec(step);
   if (!named) return { kind: "text", text: step };
   const bytes = NAMED_KEYS[named[1]!];
   return bytes === undefined ? undefined : { kind: "key", name: named[1]!, bytes };

@@ -83,7 +83,7 @@ function splitPointer(pointer: string): string[] {
 }
 
 function toIssues(errors: ErrorObject[], root: JsonSchema, data: unknown): Issue[] {
-  const kept = pruneBranches(errors);
+  const kept = pruneBranches(errors, root);
   const issues: Issue[] = [];
   const seen = new Set<string>();
   for (const error of kept) {
@@ -97,26 +97,35 @@ function toIssues(errors: ErrorObject[], root: JsonSchema, data: unknown): Issue
   return issues;
 }
 
-// In anyOf choices, keep only the errors of the branch whose type fits the value.
-function pruneBranches(errors: ErrorObject[]): ErrorObject[] {
-  const choices = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf");
+// In anyOf choices, keep only the errors of the branch whose type fits the value; when none fits, one error says so.
+function pruneBranches(errors: ErrorObject[], root: JsonSchema): ErrorObject[] {
   let result = errors.filter((e) => e.keyword !== "if");
-  for (const choice of choices) {
-    const inside = result.filter(
-      (e) => e !== choice && e.schemaPath.startsWith(`${choice.schemaPath}/`) && e.instancePath.startsWith(choice.instancePath),
-    );
-    const branchOf = (e: ErrorObject): string => e.schemaPath.slice(choice.schemaPath.length + 1).split("/")[0] ?? "";
-    const wrongType = new Set(
-      inside.filter((e) => e.keyword === "type" && e.instancePath === choice.instancePath).map(branchOf),
-    );
-    const fitting = inside.filter((e) => !wrongType.has(branchOf(e)));
-    if (fitting.length > 0) {
-      result = result.filter((e) => e !== choice && (!inside.includes(e) || fitting.includes(e)));
-    } else {
-      result = result.filter((e) => !inside.includes(e));
-    }
+  for (const choice of errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")) {
+    const branches = (choice.schema as JsonSchema[]).map((branch) => resolveRef(branch, root));
+    const fits = branches.some((branch) => typeFits(branch.type, choice.data));
+    const here = (e: ErrorObject): boolean => e !== choice && e.instancePath === choice.instancePath;
+    result = fits
+      ? result.filter((e) => e !== choice && !(here(e) && e.keyword === "type"))
+      : result.filter((e) => !here(e));
   }
   return result;
+}
+
+function typeFits(type: unknown, value: unknown): boolean {
+  switch (type) {
+    case "object":
+      return typeof value === "object" && value !== null && !Array.isArray(value);
+    case "array":
+      return Array.isArray(value);
+    case "integer":
+      return Number.isInteger(value);
+    case "number":
+    case "string":
+    case "boolean":
+      return typeof value === type;
+    default:
+      return true;
+  }
 }
 
 function toIssue(error: ErrorObject, root: JsonSchema, data: unknown): Issue | undefined {
@@ -137,7 +146,7 @@ function toIssue(error: ErrorObject, root: JsonSchema, data: unknown): Issue | u
         pointer: `${pointer}/${escapePointerSegment(extra)}`,
         message: `unknown key "${extra}"`,
         allowed: known.length ? known.map((k) => JSON.stringify(k)).join(", ") : "no keys",
-        hint,
+        hint: hint ?? (typeof root.description === "string" ? root.description : undefined),
       };
     }
     case "propertyNames":
@@ -173,6 +182,15 @@ function plainMessage(error: ErrorObject): string {
       return "is not the allowed value";
     case "uniqueItems":
       return "repeats an item";
+    case "minItems":
+      return "has too few items";
+    case "minLength":
+      return "is too short";
+    case "minimum":
+    case "exclusiveMinimum":
+      return "is too small";
+    case "maximum":
+      return "is too large";
     default:
       return error.message ?? "is invalid";
   }

@@ -1,0 +1,208 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { loadConfig } from "../core/config.js";
+import { makeSandbox, type Sandbox } from "./helpers.js";
+
+let sandbox: Sandbox;
+beforeEach(() => {
+  sandbox = makeSandbox();
+});
+afterEach(() => sandbox.cleanup());
+
+const load = (cwd = sandbox.project, configFile?: string) =>
+  loadConfig({ configDir: sandbox.config, cwd, env: sandbox.env, ...(configFile ? { configFile } : {}) });
+
+describe("config.json", () => {
+  it("uses the documented defaults when there is no file", async () => {
+    const config = await load();
+    expect(config).toMatchObject({
+      entries: [],
+      failover: true,
+      autoDetect: true,
+      cooldownMinutes: 300,
+      ceiling: "ask",
+      quietSeconds: 1.5,
+      dismissSeconds: 20,
+      commandKey: "ctrl-]",
+      packs: [],
+      projectFile: undefined,
+      notes: [],
+    });
+  });
+
+  it("gives each entry its key and expands a leading ~/ in env and args only", async () => {
+    sandbox.write("config/config.json", {
+      providers: ["codex", { id: "claude-code", name: "claude-work", env: { CLAUDE_CONFIG_DIR: "~/.claude-work", X: "a~/b" }, args: ["~/x", "--y=~/z"] }],
+    });
+    const config = await load();
+    expect(config.entries).toEqual([
+      { key: "codex", id: "codex", env: {}, args: [], origin: "config" },
+      {
+        key: "claude-work",
+        id: "claude-code",
+        name: "claude-work",
+        env: { CLAUDE_CONFIG_DIR: join(sandbox.dir, ".claude-work"), X: "a~/b" },
+        args: [join(sandbox.dir, "x"), "--y=~/z"],
+        origin: "config",
+      },
+    ]);
+  });
+
+  it("exits 2 naming the file, pointer, value, allowed values and hint for a bad value", async () => {
+    const file = sandbox.write("config/config.json", { ceiling: "yolo", providers: ["codex", { id: "gemini", env: { KEY: 5 } }] });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      [
+        `uuldana: invalid config ${file} (2 problems)`,
+        `  at /providers/1/env/KEY (providers[1].env.KEY): must be a string`,
+        `    value: 5`,
+        `    allowed: a string`,
+        `    hint: Environment variables set for this entry's runs, such as an account's config folder; a leading ~/ is expanded.`,
+        `  at /ceiling (ceiling): is not one of the allowed values`,
+        `    value: "yolo"`,
+        `    allowed: "read-only", "ask", "auto-edit", "full-access"`,
+        `    hint: The most a session's agents may do without asking (default "ask").`,
+        ``,
+      ].join("\n"),
+    );
+  });
+
+  it("explains an entry of the wrong type once, not once per alternative", async () => {
+    const file = sandbox.write("config/config.json", { providers: [42] });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: invalid config ${file} (1 problem)`,
+        `  at /providers/0 (providers[0]): has the wrong type`,
+        `    value: 42`,
+        `    allowed: a string, or an object`,
+        `    hint: The priority list, first tried first: provider ids, or entries with an account's name, env and args.`,
+        ``,
+      ].join("\n"),
+    );
+    expect(run.code).toBe(2);
+  });
+
+  it("reports a JSON syntax error with line and column, never a stack trace", async () => {
+    const file = sandbox.write("config/config.json", '{\n  "ceiling": "ask"\n  "failover": false\n}\n');
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.stderr).toBe(
+      `uuldana: ${file}:3:3: invalid JSON\n  Expected ',' or '}' after property value\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n`,
+    );
+    expect(run.code).toBe(2);
+  });
+
+  it("exits 2 when two entries have the same key, asking for a name", async () => {
+    const file = sandbox.write("config/config.json", { providers: ["claude-code", "codex", { id: "claude-code" }] });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: two entries in ${file} have the key "claude-code"`,
+        `  at /providers/2 (providers[2]): "claude-code" is already the key of providers[0]`,
+        `    value: {"id":"claude-code"}`,
+        `    hint: The entry's own name, needed when the same provider is listed twice (for example "claude-work").`,
+        `hint: give one of them its own "name", for example {"id": "claude-code", "name": "claude-code-2"}`,
+        ``,
+      ].join("\n"),
+    );
+    expect(run.code).toBe(2);
+  });
+
+  it("lets --config replace config.json, and exits 2 when that file is missing", async () => {
+    sandbox.write("config/config.json", { ceiling: "read-only" });
+    const other = sandbox.write("other.json", { ceiling: "auto-edit" });
+    expect((await load(sandbox.project, other)).ceiling).toBe("auto-edit");
+    const missing = join(sandbox.dir, "missing.json");
+    const run = await sandbox.run(["--config", missing, "providers", "list"]);
+    expect(run).toEqual({ code: 2, stdout: "", stderr: `uuldana: cannot read config ${missing} (ENOENT)\nhint: check the path given to --config\n` });
+  });
+});
+
+describe("project config", () => {
+  it("may reorder entries and lower the ceiling; whatever would widen is reported and ignored", async () => {
+    sandbox.write("config/config.json", {
+      providers: [{ id: "claude-code", name: "claude-work", env: { A: "1" } }, "codex"],
+      ceiling: "auto-edit",
+      failover: false,
+    });
+    const file = sandbox.write("project/.uuldanarc.json", {
+      providers: ["codex", "claude-work", "gemini", { id: "qwen", env: { B: "2" } }, "codex"],
+      ceiling: "read-only",
+      failover: true,
+      cooldown_minutes: 1,
+      quiet_seconds: 3,
+    });
+    const config = await load();
+    expect(config.projectFile).toBe(file);
+    expect(config.entries.map((entry) => [entry.key, entry.origin])).toEqual([
+      ["codex", "config"],
+      ["claude-work", "config"],
+      ["gemini", "project"],
+    ]);
+    expect(config.entries[1]!.env).toEqual({ A: "1" });
+    expect(config.ceiling).toBe("read-only");
+    expect(config.failover).toBe(false);
+    expect(config.cooldownMinutes).toBe(300);
+    expect(config.quietSeconds).toBe(3);
+    expect(config.notes).toEqual([
+      `${file}: "cooldown_minutes" can only be set in your own config.json; ignored`,
+      `${file}: "failover": true would turn on what you turned off; ignored`,
+      `${file}: providers[3] is an entry object; a project may only name entries or provider ids; ignored`,
+      `${file}: providers[4] names "codex" a second time; ignored`,
+    ]);
+  });
+
+  it("never raises the ceiling", async () => {
+    sandbox.write("config/config.json", { ceiling: "read-only" });
+    const file = sandbox.write("project/uuldana.config.json", { ceiling: "full-access" });
+    const config = await load();
+    expect(config.ceiling).toBe("read-only");
+    expect(config.notes).toEqual([`${file}: "ceiling": "full-access" is above your ceiling "read-only"; ignored`]);
+  });
+
+  it("cannot add a provider the user did not list when auto_detect is off", async () => {
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false });
+    const file = sandbox.write("project/.uuldanarc", JSON.stringify({ providers: ["gemini", "codex"] }));
+    const config = await load();
+    expect(config.entries.map((entry) => entry.key)).toEqual(["codex"]);
+    expect(config.notes).toEqual([`${file}: providers[0] names "gemini", which is not in your providers list and auto_detect is off; ignored`]);
+  });
+
+  it("is found from a subfolder up to the repository root, in package.json too, and not above it", async () => {
+    const file = sandbox.write("project/package.json", { name: "demo", uuldana: { ceiling: "read-only" } });
+    const deep = join(sandbox.project, "src", "lib");
+    mkdirSync(deep, { recursive: true });
+    const config = await load(deep);
+    expect(config.projectFile).toBe(file);
+    expect(config.ceiling).toBe("read-only");
+
+    sandbox.write(".uuldanarc.json", { ceiling: "read-only" });
+    const nested = join(sandbox.dir, "other", "repo");
+    mkdirSync(join(nested, ".git"), { recursive: true });
+    expect((await load(nested)).projectFile).toBeUndefined();
+  });
+
+  it("never runs code from the repository: JavaScript configs and cosmiconfig's meta config are not loaded", async () => {
+    const marker = join(sandbox.dir, "ran");
+    const code = `require("fs").writeFileSync(${JSON.stringify(marker)}, "x"); module.exports = { searchPlaces: ["evil.cjs"] };`;
+    sandbox.write("project/.config/config.cjs", code);
+    sandbox.write("project/.config/config.js", code);
+    sandbox.write("project/uuldana.config.cjs", code);
+    sandbox.write("project/.uuldanarc.cjs", code);
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("exits 2 for an invalid project config, naming its file", async () => {
+    const file = sandbox.write("project/.uuldanarc.json", { ceiling: 3 });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid config ${file} (1 problem)`);
+  });
+});

@@ -1,0 +1,128 @@
+import { join } from "node:path";
+
+import { afterAll, describe, expect, it } from "vitest";
+
+import { fixtures, makeSandbox } from "./helpers.js";
+
+const invalid = join(fixtures, "manifests", "invalid");
+const sandbox = makeSandbox();
+afterAll(() => sandbox.cleanup());
+
+// Each fixture breaks exactly one rule; the message names the file, the pointer, the value and the hint.
+const cases: [string, string][] = [
+  [
+    "account-env-bad-name",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /account_env/1ACCOUNT (account_env[\"1ACCOUNT\"]): invalid name \"1ACCOUNT\"\n    allowed: names matching ^[A-Za-z_][A-Za-z0-9_]*$\n    hint: Environment variables that select another account of this CLI (for a second entry), each with what it holds.\n",
+  ],
+  [
+    "adapter-missing",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
+  ],
+  [
+    "executable-with-folder",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /executables/0 (executables[0]): does not have the expected form\n    value: \"/usr/bin/stand-in\"\n    allowed: text matching ^[^/\\\\]+$\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
+  ],
+  [
+    "exit-signal-kill",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /exit/signals/0 (exit.signals[0]): is not one of the allowed values\n    value: \"SIGKILL\"\n    allowed: \"SIGINT\", \"SIGHUP\", \"SIGTERM\"\n    hint: Signals sent to the process group in turn when the keys did not end it; SIGKILL always follows.\n",
+  ],
+  [
+    "exit-unknown-key",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /exit/keys/1 (exit.keys[1]): names an unknown key\n    value: \"{f1}\"\n    allowed: text, or one of {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}\n    hint: What to type, in order: text, or a key in braces: {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}.\n",
+  ],
+  [
+    "id-with-spaces",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /id (id): does not have the expected form\n    value: \"Stand In\"\n    allowed: text matching ^[a-z0-9][a-z0-9-]*$\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
+  ],
+  [
+    "level-arg-not-string",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /levels/ask/args/1 (levels.ask.args[1]): must be a string\n    value: 1\n    allowed: a string\n    hint: Flags that make the CLI enforce this level.\n",
+  ],
+  [
+    "level-unknown",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /levels/yolo (levels.yolo): unknown key \"yolo\"\n    allowed: \"read-only\", \"ask\", \"auto-edit\", \"full-access\"\n    hint: For each ceiling level the CLI can enforce, the flags that make it enforce that level; a level left out is refused.\n",
+  ],
+  [
+    "limit-phrase-broken-regex",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /limit_phrases/1 (limit_phrases[1]): is not a valid regular expression (/(quota gone/i: Unterminated group)\n    value: \"/(quota gone/i\"\n    allowed: a JavaScript regular expression\n    hint: Extra wording that means this provider's allowance is gone: plain phrases, or regular expressions written /like this/i.\n",
+  ],
+  [
+    "missing-id",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /id (id): missing required key \"id\"\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
+  ],
+  [
+    "no-executables",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /executables (executables): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
+  ],
+  [
+    "prompt-flag-without-flag",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/flag (prompt.flag): missing required key \"flag\"\n    hint: The flag that takes the prompt as its value (mode \"flag\"), for example \"-i\".\n",
+  ],
+  [
+    "prompt-typed-without-ready",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/ready (prompt.ready): missing required key \"ready\"\n    hint: A regular expression that matches the screen once the CLI accepts typing (mode \"typed\").\n",
+  ],
+  [
+    "prompt-unknown-mode",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/mode (prompt.mode): is not one of the allowed values\n    value: \"stdin\"\n    allowed: \"argv\", \"flag\", \"typed\", \"none\"\n    hint: \"argv\": the prompt is the last argument; \"flag\": the prompt follows a flag; \"typed\": uuldana types it once the ready pattern is on screen; \"none\": no first prompt.\n",
+  ],
+  [
+    "resume-without-args",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /resume/args (resume.args): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Arguments that resume natively (for example [\"--continue\"]).\n",
+  ],
+  [
+    "syntax-error",
+    "uuldana: FILE:5:1: invalid JSON\n  Expected double-quoted property name\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n",
+  ],
+  [
+    "unknown-key",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"exit\", \"limit_phrases\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+  ],
+  [
+    "version-not-object",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /version (version): must be an object\n    value: \"--version\"\n    allowed: an object\n    hint: How to read the installed version: the arguments to run and the pattern that recognises the output.\n",
+  ],
+  [
+    "version-pattern-broken",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /version/pattern (version.pattern): is not a valid regular expression (/^stand-in (\\d+/: Unterminated group)\n    value: \"^stand-in (\\\\d+\"\n    allowed: a JavaScript regular expression\n    hint: A regular expression that must match the version output; its first capture group is the version.\n",
+  ],
+  [
+    "version-timeout-too-long",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /version/timeout_seconds (version.timeout_seconds): is too large\n    value: 120\n    allowed: a number of at most 60\n    hint: How long the version probe may take before it is killed and reported as timed out (default 8).\n",
+  ],
+];
+
+describe("providers validate", () => {
+  it.each(cases)("reports %s exactly", async (name, expected) => {
+    const file = join(invalid, `${name}.json`);
+    const run = await sandbox.run(["providers", "validate", file]);
+    expect(run.stderr).toBe(expected.replaceAll("FILE", file).replaceAll("DIR", invalid));
+    expect(run.stdout).toBe("");
+    expect(run.code).toBe(1);
+  });
+
+  it("has at least 15 invalid fixtures, one broken rule each", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it("accepts every built-in manifest", async () => {
+    const run = await sandbox.run(["providers", "validate", join(fixtures, "..", "..", "manifests")]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const ids = run.stdout.trim().split("\n").map((line) => /\((.+)\)$/.exec(line)?.[1]);
+    expect(ids).toEqual(["aider", "claude-code", "codex", "copilot", "cursor-agent", "gemini", "opencode", "qwen"]);
+  });
+
+  it("validates a folder and reports every invalid file while naming the valid ones", async () => {
+    const file = join(fixtures, "manifests", "valid", "stand-in.json");
+    const run = await sandbox.run(["providers", "validate", file, join(invalid, "missing-id.json")]);
+    expect(run.stdout).toBe(`valid: ${file} (stand-in)\n`);
+    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid manifest ${join(invalid, "missing-id.json")} (1 problem)`);
+    expect(run.code).toBe(1);
+  });
+
+  it("exits 1 when a path holds no manifest", async () => {
+    const run = await sandbox.run(["providers", "validate", sandbox.path]);
+    expect(run).toEqual({ code: 1, stdout: "", stderr: "uuldana: no manifest files found\n" });
+  });
+});

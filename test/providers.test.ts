@@ -1,0 +1,273 @@
+import { copyFileSync, existsSync, readFileSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { fixtures, isAlive, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+
+const agents = join(fixtures, "agents");
+let sandbox: Sandbox;
+
+// Puts a stand-in script on the sandbox PATH under a provider's executable name.
+function install(name: string, script: string, mode = 0o755): string {
+  const target = join(sandbox.path, name);
+  copyFileSync(join(agents, script), target);
+  sandbox.write(`bin/${name}`, readFileSync(target, "utf8"), mode);
+  return target;
+}
+
+function dropIn(id: string, overrides: Record<string, unknown> = {}): string {
+  return sandbox.write(`config/providers/${id}.json`, standInManifest(id, overrides));
+}
+
+async function listJson(args: string[] = [], env: Record<string, string> = {}) {
+  const run = await sandbox.run(["providers", "list", "--json", ...args], { env });
+  expect(run.code).toBe(0);
+  return { rows: JSON.parse(run.stdout) as Record<string, unknown>[], stderr: run.stderr };
+}
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+  install("alpha", "version-agent.sh");
+  install("beta", "stdin-hang.sh");
+  install("gamma", "version-agent.sh", 0o644);
+  install("delta", "stdin-reader.sh");
+  dropIn("alpha");
+  dropIn("beta", { version: { args: ["--version"], pattern: "^beta (\\d+\\.\\d+\\.\\d+)", timeout_seconds: 0.5 } });
+  dropIn("gamma");
+  dropIn("delta", { prompt: undefined });
+});
+afterEach(() => sandbox.cleanup());
+
+describe("providers list", () => {
+  it("lists config entries first, then installed unlisted providers by id, with versions and reasons", async () => {
+    sandbox.write("config/config.json", { providers: ["delta", { id: "alpha", name: "alpha-work" }] });
+    const pidFile = join(sandbox.dir, "beta.pids");
+    const { rows, stderr } = await listJson([], { FAKE_PID_FILE: pidFile });
+    expect(stderr).toBe("");
+    expect(rows).toEqual([
+      {
+        entry: "delta",
+        provider: "delta",
+        name: "Stand-in delta",
+        origin: "config",
+        installed: true,
+        path: join(sandbox.path, "delta"),
+        version: "4.5.6",
+        level: "ask",
+        prompt: "none",
+        resting_until: null,
+        eligible: true,
+        reasons: [],
+      },
+      {
+        entry: "alpha-work",
+        provider: "alpha",
+        name: "Stand-in alpha",
+        origin: "config",
+        installed: true,
+        path: join(sandbox.path, "alpha"),
+        version: "1.2.3",
+        level: "ask",
+        prompt: "argv",
+        resting_until: null,
+        eligible: true,
+        reasons: [],
+      },
+      {
+        entry: "beta",
+        provider: "beta",
+        name: "Stand-in beta",
+        origin: "detected",
+        installed: true,
+        path: join(sandbox.path, "beta"),
+        version: null,
+        level: "ask",
+        prompt: "argv",
+        resting_until: null,
+        eligible: false,
+        reasons: ['version probe timed out: "beta --version" gave no answer within 0.5 s'],
+      },
+    ]);
+    // the hung probe and its child were killed with their process group
+    const pids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    expect(pids).toHaveLength(2);
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), "the probe's processes to end");
+  });
+
+  it("shows the same as a table, ending with what a new session would start", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha", "nosuch"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.stdout).toBe(
+      [
+        "#  ENTRY   PROVIDER  VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha   alpha     1.2.3    ask    argv    -              ready",
+        '2  nosuch  nosuch    -        -      none    -              unknown provider "nosuch": no valid manifest has this id',
+        "",
+        "Ceiling ask: a new session starts alpha at ask.",
+        "",
+      ].join("\n"),
+    );
+    expect(run.code).toBe(0);
+  });
+
+  it("allows the same provider twice under different names and keeps auto_detect off to the list", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha", { id: "alpha", name: "alpha-2" }], auto_detect: false });
+    const { rows } = await listJson();
+    expect(rows.map((row) => [row.entry, row.provider])).toEqual([
+      ["alpha", "alpha"],
+      ["alpha-2", "alpha"],
+    ]);
+  });
+
+  it("with --all adds known providers that are not installed, each with its reason", async () => {
+    sandbox.write("config/config.json", { auto_detect: false });
+    const { rows } = await listJson(["--all"]);
+    const byEntry = new Map(rows.map((row) => [row.entry, row]));
+    expect(rows.map((row) => row.entry)).toEqual([
+      "aider",
+      "alpha",
+      "beta",
+      "claude-code",
+      "codex",
+      "copilot",
+      "cursor-agent",
+      "delta",
+      "gamma",
+      "gemini",
+      "opencode",
+      "qwen",
+    ]);
+    expect(byEntry.get("gamma")!.reasons).toEqual([`not installed: ${join(sandbox.path, "gamma")} is not executable`]);
+    expect(byEntry.get("codex")!.reasons).toEqual(["not installed: no codex on PATH"]);
+    expect(byEntry.get("codex")!.level).toBe("ask");
+    expect(byEntry.get("cursor-agent")!.level).toBe("read-only");
+  });
+
+  it("skips resting entries with the time they return, and forgets cooldowns that have expired", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha", "delta"], auto_detect: false });
+    sandbox.write("data/cooldowns.json", {
+      version: 1,
+      entries: {
+        alpha: { until: "2999-01-01T00:00:00.000Z", since: "2026-01-01T00:00:00.000Z", source: "inferred", kind: "weekly", text: "x" },
+        delta: { until: "2001-01-01T00:00:00.000Z", source: "inferred" },
+      },
+    });
+    const { rows } = await listJson();
+    expect(rows.map((row) => [row.entry, row.resting_until, row.eligible, row.reasons])).toEqual([
+      ["alpha", "2999-01-01T00:00:00.000Z", false, ["resting until 2999-01-01 00:00 UTC"]],
+      ["delta", null, true, []],
+    ]);
+  });
+
+  it("reports an unreadable cooldown table and treats no entry as resting", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const file = sandbox.write("data/cooldowns.json", "{ not json");
+    const { rows, stderr } = await listJson();
+    expect(rows[0]!.eligible).toBe(true);
+    expect(stderr).toBe(`warning: ${file} is not valid JSON; no entry is treated as resting\n`);
+  });
+
+  it("refuses entries that cannot enforce a level within the ceiling, and unknown capability", async () => {
+    dropIn("alpha", { levels: { "auto-edit": { args: ["--edit"] } } });
+    dropIn("delta", { levels: undefined });
+    sandbox.write("config/config.json", { providers: ["alpha", "delta"], auto_detect: false, ceiling: "full-access" });
+    const high = await listJson();
+    expect(high.rows.map((row) => [row.entry, row.level, row.reasons])).toEqual([
+      ["alpha", "auto-edit", []],
+      ["delta", null, ['refused: cannot run within the ceiling "full-access" (its manifest names no level it enforces)']],
+    ]);
+    const low = await listJson(["--ceiling", "ask"]);
+    expect(low.rows[0]!.reasons).toEqual(['refused: cannot run within the ceiling "ask" (it enforces only auto-edit)']);
+    expect(low.rows[0]!.level).toBeNull();
+  });
+
+  it("lists a drop-in manifest, reports a broken one with file and pointer, and still lists the rest", async () => {
+    const broken = sandbox.write("config/providers/broken.json", { id: "broken", name: "Broken", executables: ["broken"] });
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).map((row: { entry: string }) => row.entry)).toEqual(["alpha"]);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: invalid manifest ${broken} (1 problem)`,
+        `  at /version (version): missing required key "version"`,
+        `    hint: How to read the installed version: the arguments to run and the pattern that recognises the output.`,
+        ``,
+      ].join("\n"),
+    );
+  });
+
+  it("lets a drop-in replace a built-in manifest with a visible note, and rejects a duplicate id in one folder", async () => {
+    const mine = dropIn("codex", { executables: ["alpha"], version: { args: ["--version"], pattern: "^alpha (\\S+)" } });
+    const twin = sandbox.write("config/providers/zz-alpha-twin.json", standInManifest("alpha"));
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    const rows = JSON.parse(run.stdout);
+    expect(rows[0]).toMatchObject({ entry: "codex", name: "Stand-in codex", version: "1.2.3", eligible: true });
+    expect(run.stderr.split("\n")[0]).toMatch(
+      new RegExp(`^note: ${mine} \\(drop-in\\) replaces the built-in manifest of "codex" \\(.*/manifests/codex\\.json\\)$`),
+    );
+    expect(run.stderr).toContain(
+      [
+        `uuldana: invalid manifest ${twin} (1 problem)`,
+        `  at /id (id): "alpha" is already the id of ${join(sandbox.config, "providers", "alpha.json")}`,
+        `    value: "alpha"`,
+        `    hint: give this manifest another id, or remove one of the two files`,
+      ].join("\n"),
+    );
+  });
+
+  it("loads packs named in the config from the config folder's node_modules and from a folder path", async () => {
+    sandbox.write("config/node_modules/uuldana-pack-demo/package.json", { name: "uuldana-pack-demo", uuldana: { manifests: ["manifests"] } });
+    sandbox.write("config/node_modules/uuldana-pack-demo/manifests/epsilon.json", standInManifest("epsilon", { executables: ["alpha"], version: { args: ["--version"], pattern: "^alpha (\\S+)" } }));
+    sandbox.write("local-pack/package.json", { name: "local", uuldana: { manifests: ["zeta.json"] } });
+    sandbox.write("local-pack/zeta.json", standInManifest("zeta"));
+    sandbox.write("config/config.json", { providers: ["epsilon", "zeta"], auto_detect: false, packs: ["uuldana-pack-demo", "../local-pack", "missing-pack"] });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    const rows = JSON.parse(run.stdout);
+    expect(rows.map((row: { entry: string; version: string; eligible: boolean }) => [row.entry, row.version, row.eligible])).toEqual([
+      ["epsilon", "1.2.3", true],
+      ["zeta", null, false],
+    ]);
+    expect(run.stderr).toBe(
+      `uuldana: provider pack "missing-pack" is not installed\nhint: install it with "npm install --prefix ${sandbox.config} missing-pack", or next to uuldana with "npm install -g missing-pack"\n`,
+    );
+  });
+
+  it("never imports adapter code to list providers", async () => {
+    const marker = join(sandbox.dir, "adapter-imported");
+    sandbox.write("config/providers/alpha-adapter.mjs", `import { writeFileSync } from "node:fs"; writeFileSync(${JSON.stringify(marker)}, "x"); export default {};`);
+    dropIn("alpha", { adapter: "./alpha-adapter.mjs" });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("alpha");
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("version probes", () => {
+  it("are cached by executable path and mtime, and run again when the executable changes", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const log = join(sandbox.dir, "probes.log");
+    await listJson([], { FAKE_PROBE_LOG: log });
+    await listJson([], { FAKE_PROBE_LOG: log });
+    expect(readFileSync(log, "utf8")).toBe("alpha\n");
+    utimesSync(join(sandbox.path, "alpha"), new Date(), new Date(Date.now() + 5000));
+    const { rows } = await listJson([], { FAKE_PROBE_LOG: log, FAKE_VERSION: "2.0.0" });
+    expect(readFileSync(log, "utf8")).toBe("alpha\nalpha\n");
+    expect(rows[0]!.version).toBe("2.0.0");
+  });
+
+  it("reports output that does not match the version pattern as not recognised", async () => {
+    dropIn("alpha", { version: { args: ["--version"], pattern: "^Alpha CLI v(\\S+)" } });
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const { rows } = await listJson();
+    expect(rows[0]).toMatchObject({
+      installed: true,
+      version: null,
+      eligible: false,
+      reasons: ['not recognised as Stand-in alpha: "alpha --version" printed "alpha 1.2.3"'],
+    });
+  });
+});
