@@ -1,11 +1,16 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ErrorObject, Options, ValidateFunction } from "ajv/dist/2020.js";
 
 import { packageRoot } from "./paths.js";
 
-export type SchemaName = "manifest" | "config";
+export const SCHEMA_NAMES = ["manifest", "config"] as const;
+export type SchemaName = (typeof SCHEMA_NAMES)[number];
+
+// The options of uuldana's one ajv instance, shared by the build step that compiles the schemas.
+export const AJV_OPTIONS: Options = { allErrors: true, strict: true, strictTypes: false, strictRequired: false, verbose: true, logger: false };
 
 // One problem found in a JSON document, with everything needed to fix it.
 export interface Issue {
@@ -18,7 +23,6 @@ export interface Issue {
 
 type JsonSchema = { [key: string]: unknown };
 
-let ajv: Ajv2020 | undefined;
 const compiled = new Map<SchemaName, { schema: JsonSchema; validate: ValidateFunction }>();
 
 // Validates a document against one of uuldana's schemas; an empty list means valid.
@@ -62,14 +66,21 @@ export function formatIssues(issues: Issue[]): string[] {
   return lines;
 }
 
+// Where the build step writes a schema's compiled validation code.
+export function compiledSchemaFile(name: SchemaName): string {
+  return join(packageRoot(), "dist", "schemas", `${name}.validate.cjs`);
+}
+
 // --- internal ---
 
+const require = createRequire(import.meta.url);
+
+// Uses the validation code that npm run build compiled from the schema with uuldana's one ajv instance.
 function compile(name: SchemaName): { schema: JsonSchema; validate: ValidateFunction } {
   const found = compiled.get(name);
   if (found) return found;
-  ajv ??= new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictRequired: false, verbose: true, logger: false });
   const schema = JSON.parse(readFileSync(join(packageRoot(), "schemas", `${name}.schema.json`), "utf8")) as JsonSchema;
-  const entry = { schema, validate: ajv.compile(schema) };
+  const entry = { schema, validate: require(compiledSchemaFile(name)) as ValidateFunction };
   compiled.set(name, entry);
   return entry;
 }

@@ -2,10 +2,10 @@ import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// Tests run the compiled bin, as users do, so build it once before they start.
+// Tests run the compiled bin, as users do, so build it once before they start (the same steps as npm run build).
 export default function setup(): void {
   const root = dirname(dirname(fileURLToPath(import.meta.url)));
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.json")], {
-    stdio: "inherit",
-  });
+  const run = (args: string[]): void => void execFileSync(process.execPath, args, { cwd: root, stdio: "inherit" });
+  run([join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.json")]);
+  run([join(root, "dist", "core", "schema-build.js")]);
 }
