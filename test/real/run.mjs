@@ -82,13 +82,20 @@ function checkHelp(id, manifest, bin) {
   }
 }
 
+// Some CLIs (gemini) run headless whenever the environment looks like CI, even in a terminal.
+function withoutCi(env) {
+  return Object.fromEntries(
+    Object.entries(env).filter(([key]) => key !== "CI" && key !== "CONTINUOUS_INTEGRATION" && key !== "BUILD_NUMBER" && key !== "RUN_ID" && !key.startsWith("CI_")),
+  );
+}
+
 // Starts the CLI in a real pseudo-terminal with one level's flags and reads its screen until it shows the mode.
 async function checkLevel(id, manifest, bin, level) {
   const harness = harnesses[id];
   const setup = harness.setup();
   const flags = manifest.levels[level];
   const args = [...(manifest.args ?? []), ...setup.args, ...(flags.args ?? [])];
-  const env = { ...process.env, TERM: "xterm-256color", ...setup.env, ...(flags.env ?? {}) };
+  const env = { ...withoutCi(process.env), TERM: "xterm-256color", ...setup.env, ...(flags.env ?? {}) };
   const term = new Terminal({ cols: 120, rows: 40, allowProposedApi: true });
   const child = pty.spawn(bin, args, { name: "xterm-256color", cols: 120, rows: 40, cwd: setup.cwd, env });
   let exit;
