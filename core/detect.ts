@@ -76,7 +76,7 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
 }
 
 // Removes terminal escape sequences from a probe's output.
-export function stripAnsi(text: string): string {
+function stripAnsi(text: string): string {
   return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, "");
 }
 

@@ -31,10 +31,6 @@ export class UuldanaError extends Error {
   }
 }
 
-export function isUuldanaError(value: unknown): value is UuldanaError {
-  return value instanceof UuldanaError;
-}
-
 // The text printed on stderr for an error: the message, its details, then the fix.
 export function formatError(error: UuldanaError): string {
   const lines = [`uuldana: ${error.message}`];

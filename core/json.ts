@@ -1,5 +1,3 @@
-import { readFile } from "node:fs/promises";
-
 import { UuldanaError, type ErrorCode } from "./errors.js";
 
 
@@ -17,20 +15,6 @@ export function parseJson(text: string, file: string, code: ErrorCode = "E_JSON_
       hint: "fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)",
     });
   }
-}
-
-// Reads and parses a JSON file; an unreadable file is an error with the given code.
-export async function readJsonFile(file: string, code: ErrorCode): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UuldanaError(code, `cannot read ${file} (${reason})`, {
-      hint: "check that the file exists and is readable",
-    });
-  }
-  return parseJson(text, file);
 }
 
 // --- internal ---

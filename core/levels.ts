@@ -3,16 +3,8 @@ export const LEVELS = ["read-only", "ask", "auto-edit", "full-access"] as const;
 
 export type Level = (typeof LEVELS)[number];
 
-export function isLevel(value: unknown): value is Level {
-  return typeof value === "string" && (LEVELS as readonly string[]).includes(value);
-}
-
 export function levelRank(level: Level): number {
   return LEVELS.indexOf(level);
-}
-
-export function lowerLevel(a: Level, b: Level): Level {
-  return levelRank(a) <= levelRank(b) ? a : b;
 }
 
 // The highest level at or below the ceiling among those a provider enforces, or null when none is.

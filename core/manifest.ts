@@ -33,7 +33,7 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
 }
 
 // Schema validation plus the checks a schema cannot express: regular expressions, key names, the adapter file.
-export async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
+async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   const issues = validateDocument("manifest", data);
   if (issues.length > 0) return issues;
   const manifest = data as Manifest;

@@ -50,7 +50,7 @@ export function readablePath(pointer: string): string {
   return text;
 }
 
-export function escapePointerSegment(segment: string): string {
+function escapePointerSegment(segment: string): string {
   return segment.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
