@@ -247,6 +247,20 @@ describe("providers list", () => {
 });
 
 describe("version probes", () => {
+  it("recognise the real CLIs' version output with the built-in manifests", async () => {
+    for (const name of ["claude", "codex", "gemini", "qwen", "copilot", "opencode"]) install(name, "real-version.sh");
+    sandbox.write("config/config.json", { auto_detect: false, providers: ["claude-code", "codex", "gemini", "qwen", "copilot", "opencode"] });
+    const { rows } = await listJson();
+    expect(rows.map((row) => [row.entry, row.version, row.eligible])).toEqual([
+      ["claude-code", "2.1.197", true],
+      ["codex", "0.171.0", true],
+      ["gemini", "0.61.0", true],
+      ["qwen", "0.24.4", true],
+      ["copilot", "1.0.102", true],
+      ["opencode", "1.18.33", true],
+    ]);
+  });
+
   it("are cached by executable path and mtime, and run again when the executable changes", async () => {
     sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
     const log = join(sandbox.dir, "probes.log");
