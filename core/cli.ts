@@ -44,6 +44,20 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}`;
     });
 
+  program
+    .command("run")
+    .description("run the first available entry of the priority list in this terminal, passed through untouched")
+    .option("--provider <entry>", "try this entry first")
+    .addOption(new Option("--ceiling <level>", "the most the agents may do without asking").choices(LEVELS))
+    .option("--no-failover", "stay on the first agent when its allowance is gone")
+    .argument("[agent-args...]", "arguments after -- go to the first agent")
+    .exitOverride()
+    .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean }) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { runCommand } = await import("./run-command.js");
+      done(await runCommand(context, { ...options, agentArgs }));
+    });
+
   const providers = program
     .command("providers")
     .description("the agents uuldana knows, their order and whether each can run")

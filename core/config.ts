@@ -16,9 +16,12 @@ export interface Config {
   autoDetect: boolean;
   cooldownMinutes: number;
   ceiling: Level;
+  // the ceiling a project set, which nothing (not even --ceiling) may exceed
+  projectCeiling: Level | undefined;
   quietSeconds: number;
   dismissSeconds: number;
   commandKey: string;
+  scrollback: number;
   packs: string[];
   userFile: string;
   projectFile: string | undefined;
@@ -41,6 +44,7 @@ interface RawConfig {
   quiet_seconds?: number;
   dismiss_seconds?: number;
   command_key?: string;
+  scrollback?: number;
   packs?: string[];
 }
 
@@ -65,9 +69,11 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     autoDetect: user.auto_detect ?? true,
     cooldownMinutes: user.cooldown_minutes ?? 300,
     ceiling: user.ceiling ?? "ask",
+    projectCeiling: undefined,
     quietSeconds: user.quiet_seconds ?? 1.5,
     dismissSeconds: user.dismiss_seconds ?? 20,
     commandKey: user.command_key ?? "ctrl-]",
+    scrollback: user.scrollback ?? 5000,
     packs: user.packs ?? [],
     userFile,
     projectFile: undefined,
@@ -148,7 +154,10 @@ function applyProject(config: Config, data: unknown, file: string): void {
   if (project.ceiling !== undefined) {
     if (levelRank(project.ceiling) > levelRank(config.ceiling)) {
       note(`"ceiling": "${project.ceiling}" is above your ceiling "${config.ceiling}"; ignored`);
-    } else config.ceiling = project.ceiling;
+    } else {
+      config.ceiling = project.ceiling;
+      config.projectCeiling = project.ceiling;
+    }
   }
   if (project.failover === false) config.failover = false;
   else if (project.failover === true && !config.failover) note(`"failover": true would turn on what you turned off; ignored`);

@@ -6,7 +6,10 @@ export type ErrorCode =
   | "E_CONFIG_DUPLICATE_ENTRY"
   | "E_CONFIG_UNREADABLE"
   | "E_MANIFEST_INVALID"
-  | "E_MANIFEST_UNREADABLE";
+  | "E_MANIFEST_UNREADABLE"
+  | "E_PTY_UNAVAILABLE"
+  | "E_NO_ELIGIBLE_ENTRY"
+  | "E_AGENT_START";
 
 export interface ErrorOptions {
   hint?: string;

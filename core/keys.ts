@@ -21,3 +21,12 @@ export function parseKeyStep(step: string): KeyStep | undefined {
   const bytes = NAMED_KEYS[named[1]!];
   return bytes === undefined ? undefined : { kind: "key", name: named[1]!, bytes };
 }
+
+// The bytes a terminal sends for the command key ("ctrl-]"): the classic control byte, and the form a terminal uses
+// once an agent has turned on the kitty keyboard protocol.
+export function commandKeyBytes(name: string): { byte: number; kitty: string } {
+  const char = name.slice("ctrl-".length);
+  const code = char.charCodeAt(0);
+  const byte = /[a-z]/.test(char) ? code - 96 : code ^ 0x40;
+  return { byte, kitty: `\x1b[${code};5u` };
+}

@@ -15,3 +15,9 @@ export function pickLevel(enforced: readonly Level[], ceiling: Level): Level | n
   }
   return null;
 }
+
+// The ceiling a session runs under: --ceiling when given (the user's own choice), never above a project's limit.
+export function effectiveCeiling(configured: Level, requested: Level | undefined, projectLimit: Level | undefined): Level {
+  const wanted = requested ?? configured;
+  return projectLimit && levelRank(wanted) > levelRank(projectLimit) ? projectLimit : wanted;
+}

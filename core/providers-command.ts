@@ -6,7 +6,7 @@ import { readCooldowns } from "./cooldowns.js";
 import { detectProviders } from "./detect.js";
 import { assessEntry, buildPriorityList, formatInstant, type Assessment } from "./eligibility.js";
 import { formatError } from "./errors.js";
-import type { Level } from "./levels.js";
+import { effectiveCeiling, type Level } from "./levels.js";
 import { loadManifestFile } from "./manifest.js";
 import { listManifestFiles } from "./packs.js";
 import { loadRegistry } from "./registry.js";
@@ -22,7 +22,10 @@ export interface ListOptions {
 }
 
 // The priority list as the next start would walk it, with each entry's state and reasons.
-export async function assessProviders(context: Context, options: ListOptions = {}): Promise<{ rows: Assessment[]; notes: string[] }> {
+export async function assessProviders(
+  context: Context,
+  options: ListOptions = {},
+): Promise<{ rows: Assessment[]; notes: string[]; ceiling: Level }> {
   const { config, dirs, env } = context;
   const [registry, cooldowns] = await Promise.all([
     loadRegistry({ configDir: dirs.config, packs: config.packs, env }),
@@ -37,7 +40,7 @@ export async function assessProviders(context: Context, options: ListOptions = {
     detections,
     includeAll: options.all === true,
   });
-  const ceiling = options.ceiling ?? config.ceiling;
+  const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
   const now = options.now ?? new Date();
   const rows = entries.map((entry, index) =>
     assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now }),
@@ -45,14 +48,13 @@ export async function assessProviders(context: Context, options: ListOptions = {
   const notes = [...config.notes, ...registry.notes.map((note) => `note: ${note}`)];
   if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
   const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
-  return { rows, notes: [...notes, ...broken] };
+  return { rows, notes: [...notes, ...broken], ceiling };
 }
 
 export async function listProviders(context: Context, options: ListOptions = {}): Promise<CommandResult> {
-  const { rows, notes } = await assessProviders(context, options);
+  const { rows, notes, ceiling } = await assessProviders(context, options);
   const stderr = notes.length ? notes.join("\n") + "\n" : "";
   if (options.json) return result(JSON.stringify(rows.map(toJson), null, 2) + "\n", stderr);
-  const ceiling = options.ceiling ?? context.config.ceiling;
   if (rows.length === 0) {
     return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
   }

@@ -27,6 +27,7 @@ describe("config.json", () => {
       quietSeconds: 1.5,
       dismissSeconds: 20,
       commandKey: "ctrl-]",
+      scrollback: 5000,
       packs: [],
       projectFile: undefined,
       notes: [],

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,7 +35,7 @@ export function makeSandbox(): Sandbox {
   // the project is its own repository so the project-config search stops there
   mkdirSync(join(folders.project, ".git"));
   const env: Record<string, string> = {
-    PATH: `${folders.path}:/usr/bin:/bin`,
+    PATH: `${folders.path}:${dirname(process.execPath)}:/usr/bin:/bin`,
     HOME: dir,
     UULDANA_CONFIG_DIR: folders.config,
     UULDANA_DATA_DIR: folders.data,
@@ -105,4 +105,11 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+// Links a stand-in agent into the sandbox's PATH folder under the name its manifest looks for.
+export function linkAgent(sandbox: Sandbox, name: string, script: string): string {
+  const target = join(sandbox.path, name);
+  symlinkSync(join(fixtures, "agents", script), target);
+  return target;
 }

@@ -1,0 +1,235 @@
+import { CommandPrompt } from "./command-prompt.js";
+import { commandKeyBytes } from "./keys.js";
+import { spawnAgent, type AgentPty } from "./pty.js";
+import { Screen } from "./screen.js";
+import { stopAgent, type StopResult } from "./stop.js";
+import { TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "./terminal.js";
+import { formatDuration } from "./time.js";
+import { TitleFilter } from "./title.js";
+import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
+import type { Manifest } from "./types.js";
+
+// One agent run in a pseudo-terminal, passed through to the user's terminal untouched but for its title.
+export interface HostOptions {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  entry: string;
+  level: string;
+  exit?: Manifest["exit"];
+  commandKey: string;
+  scrollback?: number;
+  typedPrompt?: { text: string; ready: RegExp };
+  // lines about the session for the command-key header and /status
+  describe?: { header(): string[]; status(): string[] };
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+}
+
+export interface RunResult {
+  exitCode: number;
+  signal: number | undefined;
+  stop: StopResult | undefined;
+  typed: TypedPromptResult | undefined;
+  durationMs: number;
+}
+
+export interface Run {
+  readonly agent: AgentPty;
+  readonly screen: Screen;
+  readonly result: Promise<RunResult>;
+  // Stops the agent gracefully (exit keys, then signals) and waits for the run to end.
+  stop(options?: { keys?: boolean }): Promise<StopResult>;
+  // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
+  warn(on: boolean): void;
+}
+
+const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
+let restoreActive: (() => void) | undefined;
+// the last line of defence: whatever ends the process, the user's terminal leaves raw mode
+process.on("exit", () => restoreTerminal());
+
+// Puts the user's terminal back (cooked mode, modes off, title) if a run is active; safe to call on any exit path.
+export function restoreTerminal(): void {
+  const restore = restoreActive;
+  restoreActive = undefined;
+  restore?.();
+}
+
+export function startRun(options: HostOptions): Run {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const interactive = Boolean(stdin.isTTY && stdout.isTTY);
+  const size = interactive
+    ? { cols: stdout.columns || 80, rows: stdout.rows || 24 }
+    : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
+  const started = Date.now();
+  const screen = new Screen({ ...size, scrollback: options.scrollback });
+  const agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
+
+  let warned = false;
+  const formatTitle = (agentTitle: string): string =>
+    ["uuldana", options.entry, options.level, agentTitle].filter(Boolean).join(" · ") + (warned ? " ⚠" : "");
+  const titles = new TitleFilter(formatTitle);
+  const key = { ...commandKeyBytes(options.commandKey), name: options.commandKey };
+  let prompt: CommandPrompt | undefined;
+  let promptOwnsAltScreen = false;
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let heldDropped = 0;
+  let flushTimer: NodeJS.Timeout | undefined;
+  let stopping: Promise<StopResult> | undefined;
+  let typed: Promise<TypedPromptResult> | undefined;
+  let exited = false;
+
+  const out = (data: Buffer | string): void => {
+    if (prompt) {
+      if (heldBytes + data.length > HELD_OUTPUT_LIMIT) heldDropped += data.length;
+      else {
+        held.push(Buffer.from(data));
+        heldBytes += data.length;
+      }
+      return;
+    }
+    stdout.write(data);
+  };
+
+  const describe = options.describe ?? { header: () => [], status: () => [] };
+  const promptContext = {
+    header: () => [
+      `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
+      ...describe.header(),
+    ],
+    status: () => [
+      `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
+      `command: ${[options.file, ...options.args].join(" ")}`,
+      `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
+      screen.droppedChars ? `the screen model skipped ${screen.droppedChars} characters it could not keep up with` : "the screen model is complete",
+      ...describe.status(),
+    ],
+  };
+
+  const openPrompt = (rest: Buffer): void => {
+    prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key);
+    promptOwnsAltScreen = !screen.modes.altScreen;
+    if (promptOwnsAltScreen) stdout.write("\x1b[?1049h");
+    prompt.open();
+    if (rest.length) handlePrompt(rest);
+  };
+
+  const closePrompt = (sendKey: Buffer | undefined): void => {
+    if (!prompt) return;
+    prompt = undefined;
+    if (promptOwnsAltScreen) stdout.write("\x1b[?1049l");
+    if (screen.modes.cursorHidden) stdout.write("\x1b[?25l");
+    const pending = Buffer.concat(held);
+    held = [];
+    heldBytes = 0;
+    if (pending.length) stdout.write(pending);
+    if (!promptOwnsAltScreen) {
+      // a full-screen agent redraws itself when its size changes
+      agent.resize(screen.cols, Math.max(1, screen.rows - 1));
+      setTimeout(() => !exited && agent.resize(screen.cols, screen.rows), 40);
+    }
+    if (sendKey) agent.write(sendKey);
+  };
+
+  const handlePrompt = (data: Buffer): void => {
+    const outcome = prompt!.input(data);
+    if (outcome === "close") closePrompt(undefined);
+    else if (outcome === "send-key") closePrompt(data);
+  };
+
+  const onInput = (data: Buffer): void => {
+    if (exited) return;
+    if (prompt) return handlePrompt(data);
+    if (!interactive) return agent.write(data);
+    let at = data.indexOf(key.byte);
+    let length = 1;
+    if (at === -1) {
+      at = data.indexOf(key.kitty);
+      length = key.kitty.length;
+    }
+    if (at === -1) return agent.write(data);
+    if (at > 0) agent.write(data.subarray(0, at));
+    openPrompt(data.subarray(at + length));
+  };
+
+  const onResize = (): void => {
+    const cols = stdout.columns || screen.cols;
+    const rows = stdout.rows || screen.rows;
+    screen.resize(cols, rows);
+    agent.resize(cols, rows);
+  };
+
+  const stopData = agent.onData((chunk) => {
+    const filtered = titles.filter(chunk);
+    if (filtered.length) out(filtered);
+    screen.write(chunk);
+    if (titles.holding && !flushTimer) {
+      flushTimer = setTimeout(() => {
+        flushTimer = undefined;
+        const rest = titles.flush();
+        if (rest) out(rest);
+      }, 50);
+    }
+  });
+  const stopReplies = interactive ? () => {} : screen.onReply((reply) => !exited && agent.write(reply));
+
+  const restore = (): void => {
+    if (prompt) closePrompt(undefined);
+    if (interactive) {
+      setRawInput(false);
+      stdout.write(restoreSequence(screen.modes) + TITLE_POP);
+    }
+  };
+  restoreActive = restore;
+
+  if (interactive) {
+    stdout.write(TITLE_PUSH + titleSequence(formatTitle("")));
+    setRawInput(true);
+    stdout.on("resize", onResize);
+  }
+  stdin.on("data", onInput);
+  stdin.resume();
+
+  if (options.typedPrompt) {
+    typed = typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => exited });
+  }
+
+  const result = agent.exited.then(async (exit) => {
+    exited = true;
+    stopData();
+    stopReplies();
+    clearTimeout(flushTimer);
+    const rest = titles.flush();
+    if (rest) out(rest);
+    await screen.settle();
+    stdin.off("data", onInput);
+    stdin.pause();
+    stdout.off("resize", onResize);
+    if (restoreActive === restore) restoreTerminal();
+    return {
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      stop: stopping ? await stopping : undefined,
+      typed: typed ? await typed : undefined,
+      durationMs: Date.now() - started,
+    };
+  });
+
+  return {
+    agent,
+    screen,
+    result,
+    stop(stopOptions) {
+      stopping ??= stopAgent(agent, options.exit, stopOptions);
+      return stopping;
+    },
+    warn(on) {
+      warned = on;
+      if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
+    },
+  };
+}

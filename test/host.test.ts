@@ -1,0 +1,139 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { startRun, type HostOptions, type Run } from "../core/host.js";
+import { AGENTS, EXIT } from "./agents.js";
+import { fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+
+let sandbox: Sandbox;
+const runs: Run[] = [];
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+});
+afterEach(async () => {
+  for (const run of runs.splice(0)) {
+    run.agent.signal("SIGKILL");
+    await run.result;
+  }
+  sandbox.cleanup();
+});
+
+// Runs a stand-in agent through the host with plain streams for stdin and stdout (no terminal).
+function start(id: keyof typeof AGENTS, options: Partial<HostOptions> = {}): { run: Run; input: PassThrough; output: () => string } {
+  const input = new PassThrough();
+  let written = "";
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      written += chunk.toString("utf8");
+      done();
+    },
+  });
+  const run = startRun({
+    file: join(fixtures, "agents", AGENTS[id]!),
+    args: [],
+    env: { ...sandbox.env, PID_FILE: join(sandbox.dir, "pids") } as Record<string, string>,
+    cwd: sandbox.project,
+    entry: id,
+    level: "ask",
+    exit: EXIT,
+    commandKey: "ctrl-]",
+    stdin: input as unknown as NodeJS.ReadStream,
+    stdout: output as unknown as NodeJS.WriteStream,
+    ...options,
+  });
+  runs.push(run);
+  return { run, input, output: () => written };
+}
+
+async function screenShows(run: Run, text: string): Promise<void> {
+  await waitFor(() => run.screen.visible().join("\n").includes(text), `"${text}" on the screen`, 10_000);
+}
+
+function pids(): number[] {
+  return readFileSync(join(sandbox.dir, "pids"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => Number(line.split(" ")[1]));
+}
+
+describe("graceful stop", () => {
+  it.each([
+    ["line", "keys", {}],
+    ["keys", "SIGTERM", {}],
+    ["term", "SIGKILL", {}],
+    ["relaunch", "keys", {}],
+    ["relaunch", "SIGTERM", { keys: ["{escape}"] }],
+  ] as const)("stops the %s agent at step %s and leaves no process of the run", async (id, step, exit) => {
+    const ready = { line: "line agent ready", keys: "stubborn ready", term: "very stubborn ready", relaunch: "child ready" }[id];
+    const { run } = start(id, { exit: { ...EXIT, ...exit } });
+    await screenShows(run, ready);
+    const stop = await run.stop();
+    expect(stop.step).toBe(step);
+    await run.result;
+    const started = pids();
+    expect(started.length).toBe(id === "relaunch" ? 2 : 1);
+    await waitFor(() => started.every((pid) => !isAlive(pid)), "every process of the run to end");
+  });
+
+  it("reports an agent that had already exited", async () => {
+    const { run, input } = start("line");
+    await screenShows(run, "line agent ready");
+    input.write("exit 0\n");
+    const result = await run.result;
+    expect(result.exitCode).toBe(0);
+    expect((await run.stop()).step).toBe("exited");
+  });
+});
+
+describe("typed prompts", () => {
+  it.each([
+    ["with bracketed paste", {}, "received (pasted): continue the work on the parser"],
+    ["without bracketed paste", { TYPED_PASTE: "off" }, "received: continue the work on the parser"],
+  ])("types the prompt once the agent is ready, %s, and presses Enter on its own", async (_, env, shown) => {
+    const { run } = start("typed", {
+      env: { ...sandbox.env, ...env } as Record<string, string>,
+      typedPrompt: { text: "continue the work\non the parser", ready: /ready>$/m },
+    });
+    await screenShows(run, "received");
+    expect(run.screen.visible().find((line) => line.startsWith("received"))).toBe(shown);
+    run.agent.write("/exit\r");
+    const result = await run.result;
+    expect(result.typed).toEqual({ ok: true, retriedEnter: false });
+  });
+
+  it("says why when the agent never gets ready", async () => {
+    const { run } = start("line", { typedPrompt: { text: "hello", ready: /never shown/ } });
+    await screenShows(run, "line agent ready");
+    run.agent.write("exit 0\r");
+    const result = await run.result;
+    expect(result.typed).toEqual({ ok: false, retriedEnter: false, reason: "the agent exited before it was ready" });
+  });
+});
+
+describe("the conversation of a run", () => {
+  it("is kept for a full-screen agent whose lines scroll through the alternate screen", async () => {
+    const { run, input } = start("screen");
+    await screenShows(run, "SCREEN AGENT");
+    input.write("s");
+    await screenShows(run, "line 30 of the story");
+    input.write("q");
+    await run.result;
+    const lines = run.screen.conversation().split("\n");
+    const story = lines.filter((line) => line.includes("of the story"));
+    expect(story).toEqual(Array.from({ length: 30 }, (_, i) => `line ${String(i + 1).padStart(2, "0")} of the story`));
+    expect(lines.filter((line) => line === "SCREEN AGENT")).toHaveLength(1);
+  });
+
+  it("passes every byte of output through while the screen model reads it", async () => {
+    const { run, output } = start("fast");
+    const result = await run.result;
+    expect(result.exitCode).toBe(4);
+    expect(output()).toContain("FINAL LINE: all written");
+    expect(run.screen.conversation().split("\n").at(-1)).toBe("FINAL LINE: all written");
+    expect(run.screen.conversation().split("\n")).toHaveLength(201);
+  });
+});

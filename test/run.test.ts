@@ -1,0 +1,231 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { installAgents } from "./agents.js";
+import { bin, fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
+
+let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+  installAgents(sandbox, [{ id: "line", args: ["--entry"], env: { ENTRY_ENV: "mine", LEVEL_ENV: "loosened" } }, "screen", "keys", "fast", "dsr"]);
+});
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
+
+function open(args: string[], options: { env?: Record<string, string>; cols?: number; rows?: number; shell?: boolean } = {}): TestTerminal {
+  const env = { ...sandbox.env, USER_ENV: "u", ...options.env };
+  // wide enough for a whole "stty -g" line
+  const size = { cols: options.cols ?? (options.shell ? 160 : 100), rows: options.rows };
+  // through a shell that prints the terminal settings before uuldana starts and after it ends
+  const terminal = options.shell
+    ? new TestTerminal(
+        "/bin/sh",
+        ["-c", `stty -g; "${process.execPath}" "${bin}" "$@"; code=$?; echo "settings after: $(stty -g)"; exit $code`, "sh", ...args],
+        { cwd: sandbox.project, env, ...size },
+      )
+    : new TestTerminal(process.execPath, [bin, ...args], { cwd: sandbox.project, env, ...size });
+  terminals.push(terminal);
+  return terminal;
+}
+
+// The pid of uuldana started by the shell of open(..., { shell: true }).
+function uuldanaPid(terminal: TestTerminal): number {
+  return Number(spawnSync("pgrep", ["-P", String(terminal.child.pid)], { encoding: "utf8" }).stdout.trim().split("\n")[0]);
+}
+
+async function settingsAfter(terminal: TestTerminal): Promise<string> {
+  const screen = await terminal.waitFor("settings after: ");
+  return screen.find((line) => line.startsWith("settings after: "))!.slice("settings after: ".length);
+}
+
+describe("uuldana run", () => {
+  it("starts the entry with base, level, entry and agent arguments, and the level's env over the entry's over the user's", async () => {
+    const terminal = open(["run", "--provider", "line", "--", "--agent"], { cols: 140 });
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen.slice(0, 2)).toEqual([
+      "uuldana: starting line (Stand-in line 1.0.0) at ask · ctrl-] opens uuldana's prompt",
+      'line agent ready; args: ["--base","--ask","--entry","--agent"]; LEVEL_ENV=ask ENTRY_ENV=mine USER_ENV=u',
+    ]);
+    expect(terminal.title).toBe("uuldana · line · ask");
+  });
+
+  it("passes keys through and exits with the agent's exit code", async () => {
+    const terminal = open(["run"]);
+    await terminal.waitFor("line agent ready");
+    terminal.type("hello there\r");
+    await terminal.waitFor("you said: hello there");
+    terminal.type("exit 7\r");
+    expect((await terminal.exited).exitCode).toBe(7);
+    const screen = await terminal.waitFor(/exited with code 7/);
+    expect(screen.at(-1)).toMatch(/^uuldana: line \(Stand-in line\) exited with code 7 after \d+s$/);
+    // the title stack is popped, so the user's own title comes back, before uuldana's last line
+    expect(terminal.raw.lastIndexOf("\x1b[23;0t")).toBeGreaterThan(terminal.raw.lastIndexOf("you said: hello there"));
+    expect(terminal.raw.lastIndexOf("\x1b[23;0t")).toBeLessThan(terminal.raw.lastIndexOf("exited with code 7"));
+  });
+
+  it("passes a resize on to the agent", async () => {
+    const terminal = open(["run"], { cols: 90, rows: 25 });
+    await terminal.waitFor("line agent ready");
+    terminal.type("size\r");
+    await terminal.waitFor("size 90x25");
+    terminal.resize(120, 40);
+    await terminal.waitFor("resized to 120x40");
+  });
+
+  it("shows a full-screen agent exactly as it looks without uuldana, with uuldana's title", async () => {
+    const direct = new TestTerminal(join(sandbox.path, "screen"), [], { cwd: sandbox.project, env: sandbox.env });
+    terminals.push(direct);
+    const hosted = open(["run", "--provider", "screen"]);
+    for (const terminal of [direct, hosted]) {
+      await terminal.waitFor("SCREEN AGENT");
+      terminal.type("x");
+      await terminal.waitFor("last input: 78");
+    }
+    expect(hosted.screen()).toEqual(direct.screen());
+    expect(direct.title).toBe("screen agent");
+    expect(hosted.title).toBe("uuldana · screen · ask · screen agent");
+    expect(hosted.term.modes.mouseTrackingMode).toBe(direct.term.modes.mouseTrackingMode);
+    expect(hosted.term.modes.bracketedPasteMode).toBe(true);
+  });
+
+  it("opens its own prompt on the command key and gives the screen back to the agent untouched", async () => {
+    const terminal = open(["run", "--provider", "screen"]);
+    await terminal.waitFor("SCREEN AGENT");
+    terminal.type("x");
+    const before = await terminal.waitFor("last input: 78");
+    terminal.type("\x1d");
+    const prompt = await terminal.waitFor("uuldana>");
+    expect(prompt[0]).toMatch(/^uuldana · screen · ask · pid \d+ · running \d+s$/);
+    expect(prompt[1]).toMatch(/^session [0-9a-z]{10} · ceiling ask$/);
+    expect(prompt.slice(2)).toEqual([
+      "resting: none",
+      "",
+      "Commands: /status, /close. Esc or Enter closes; ctrl-] again sends ctrl-] to the agent.",
+      "",
+      "uuldana>",
+    ]);
+    terminal.type("/status\r");
+    const status = await terminal.waitFor("the screen model is complete");
+    expect(status).toContain('screen 100x30, alternate screen; agent title "screen agent"');
+    terminal.type("\x1b");
+    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back");
+    await terminal.settle();
+    expect(terminal.screen()).toEqual(before);
+    // pressed twice, the command key goes to the agent
+    terminal.type("\x1d");
+    await terminal.waitFor("uuldana>");
+    terminal.type("\x1d");
+    await terminal.waitFor("last input: 1d");
+  });
+
+  it("keeps a line-mode agent's screen when the prompt closes", async () => {
+    const terminal = open(["run"]);
+    await terminal.waitFor("line agent ready");
+    terminal.type("one\r");
+    const before = await terminal.waitFor("you said: one");
+    terminal.type("\x1d");
+    await terminal.waitFor("uuldana>");
+    terminal.type("\r");
+    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back");
+    terminal.type("two\r");
+    await terminal.waitFor("you said: two");
+  });
+
+  it("does not lose the last output of an agent that exits right after writing", async () => {
+    for (let trial = 0; trial < 5; trial++) {
+      const terminal = open(["run", "--provider", "fast"]);
+      expect((await terminal.exited).exitCode).toBe(4);
+      await terminal.settle();
+      expect(terminal.raw).toContain("row 200 ");
+      expect(terminal.raw).toContain("FINAL LINE: all written");
+    }
+  });
+
+  it.each([
+    ["the agent exits", (t: TestTerminal) => t.type("/exit\r"), 0],
+    ["uuldana gets SIGTERM", (t: TestTerminal) => process.kill(uuldanaPid(t), "SIGTERM"), 143],
+    ["uuldana gets SIGHUP", (t: TestTerminal) => process.kill(uuldanaPid(t), "SIGHUP"), 129],
+  ])("leaves the terminal as it found it when %s", async (_, end, code) => {
+    const terminal = open(["run"], { shell: true });
+    const screen = await terminal.waitFor("line agent ready");
+    const before = screen[0]!;
+    end(terminal);
+    expect((await terminal.exited).exitCode).toBe(code);
+    expect(await settingsAfter(terminal)).toBe(before);
+  });
+
+  it("stops the agent gracefully when uuldana is told to stop, and says how", async () => {
+    const pids = join(sandbox.dir, "pids");
+    const terminal = open(["run"], { env: { PID_FILE: pids } });
+    await terminal.waitFor("line agent ready");
+    process.kill(terminal.child.pid, "SIGTERM");
+    expect((await terminal.exited).exitCode).toBe(143);
+    await terminal.settle();
+    const screen = await terminal.waitFor("uuldana: stopped");
+    expect(screen.slice(-2)).toEqual(["bye", expect.stringMatching(/^uuldana: stopped line \(Stand-in line\) with its exit keys after \d+s$/)]);
+    const agentPid = Number(readFileSync(pids, "utf8").split(" ")[1]);
+    expect(isAlive(agentPid)).toBe(false);
+  });
+
+  it("turns off what a crashed full-screen agent left on", async () => {
+    const terminal = open(["run", "--provider", "screen"], { shell: true });
+    await terminal.waitFor("SCREEN AGENT");
+    expect(terminal.term.modes.mouseTrackingMode).not.toBe("none");
+    terminal.type("Q");
+    expect((await terminal.exited).exitCode).toBe(3);
+    await terminal.settle();
+    expect(terminal.term.buffer.active.type).toBe("normal");
+    expect(terminal.term.modes.mouseTrackingMode).toBe("none");
+    expect(terminal.term.modes.bracketedPasteMode).toBe(false);
+    expect(terminal.term.modes.sendFocusMode).toBe(false);
+    expect(terminal.raw).toContain("\x1b[?25h");
+    const screen = terminal.screen();
+    expect(await settingsAfter(terminal)).toBe(screen[0]);
+  });
+
+  it("restores the terminal when uuldana itself crashes", async () => {
+    const crash = join(fixtures, "crash-uuldana.mjs");
+    const terminal = open(["run"], { shell: true, env: { NODE_OPTIONS: `--import ${crash}` } });
+    const before = (await terminal.waitFor("line agent ready"))[0]!;
+    expect((await terminal.exited).exitCode).toBe(70);
+    const screen = await terminal.waitFor("settings after: ");
+    expect(screen.slice(-3, -1)).toEqual([
+      "uuldana: internal error: a test made uuldana crash",
+      "hint: this is a bug in uuldana; please report it with the command you ran",
+    ]);
+    expect(await settingsAfter(terminal)).toBe(before);
+  });
+});
+
+describe("uuldana run without a terminal", () => {
+  it("passes output through and answers the agent's terminal queries from the screen model", () => {
+    const run = spawnSync(process.execPath, [bin, "run", "--provider", "dsr"], { cwd: sandbox.project, env: sandbox.env, encoding: "utf8", timeout: 20_000 });
+    // byte for byte as the agent's terminal gave them (its line discipline turns \n into \r\n)
+    expect(run.stdout).toBe("asking where the cursor is\r\r\n\x1b[6ncursor at row 2, column 1\r\r\n");
+    expect(run.stderr).toMatch(/^uuldana: starting dsr \(Stand-in dsr 1\.0\.0\) at ask · ctrl-\] opens uuldana's prompt\nuuldana: dsr \(Stand-in dsr\) exited with code 0 after \d+s\n$/);
+    expect(run.status).toBe(0);
+  });
+
+  it("exits 1 with one line per entry when no entry can run", () => {
+    sandbox.write("config/config.json", { providers: ["nosuch", "line"], auto_detect: false, ceiling: "read-only" });
+    sandbox.write("config/providers/line.json", { id: "line", name: "Stand-in line", executables: ["line"], version: { args: ["--version"], pattern: "^line (\\S+)" }, levels: { ask: {} } });
+    const run = spawnSync(process.execPath, [bin, "run"], { cwd: sandbox.project, env: sandbox.env, encoding: "utf8" });
+    expect(run.stderr).toBe(
+      [
+        "uuldana: no entry can run under the ceiling read-only:",
+        '  nosuch: unknown provider "nosuch": no valid manifest has this id',
+        '  line: refused: cannot run within the ceiling "read-only" (it enforces only ask)',
+        "",
+      ].join("\n"),
+    );
+    expect(run.status).toBe(1);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+
+import { Screen } from "../core/screen.js";
+
+async function feed(screen: Screen, ...chunks: string[]): Promise<void> {
+  for (const chunk of chunks) screen.write(Buffer.from(chunk, "utf8"));
+  await screen.settle();
+}
+
+describe("the screen model", () => {
+  it("joins wrapped rows into one line and keeps blanks at the wrap point", async () => {
+    const screen = new Screen({ cols: 20, rows: 5 });
+    await feed(screen, `${"A".repeat(19)} ${"B".repeat(25)}\r\nnext\r\n`);
+    expect(screen.conversation()).toBe(`${"A".repeat(19)} ${"B".repeat(25)}\nnext`);
+    expect(screen.visible()).toEqual(["A".repeat(19), "B".repeat(20), "BBBBB", "next", ""]);
+  });
+
+  it("drops colours and other escape sequences from the text", async () => {
+    const screen = new Screen({ cols: 40, rows: 5 });
+    await feed(screen, "\x1b[31mred\x1b[0m and \x1b[1;32mbold green\x1b[0m\r\n", "\x1b]8;;https://example.test\x07link\x1b]8;;\x07\r\n");
+    expect(screen.conversation()).toBe("red and bold green\nlink");
+  });
+
+  it("keeps scrollback and screen together, oldest first", async () => {
+    const screen = new Screen({ cols: 30, rows: 4, scrollback: 100 });
+    await feed(screen, Array.from({ length: 10 }, (_, i) => `line ${i + 1}\r\n`).join(""));
+    expect(screen.conversation()).toBe(Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n"));
+    expect(screen.visible()).toEqual(["line 8", "line 9", "line 10", ""]);
+  });
+
+  it("keeps what a full-screen agent showed on the alternate screen, in order, without its chrome twice", async () => {
+    const screen = new Screen({ cols: 40, rows: 10 });
+    await feed(screen, "before the agent\r\n", "\x1b[?1049h\x1b[2J\x1b[1;1HHEADER\x1b[10;1HSTATUS BAR\x1b[2;9r\x1b[9;1H");
+    for (let i = 1; i <= 20; i++) await feed(screen, `\r\nline ${String(i).padStart(2, "0")}`);
+    expect(screen.conversation().split("\n")).toEqual([
+      "before the agent",
+      ...Array.from({ length: 20 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`).slice(0, 12),
+      "HEADER",
+      ...Array.from({ length: 20 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`).slice(12),
+      "STATUS BAR",
+    ]);
+    await feed(screen, "\x1b[r\x1b[?1049l", "after the agent\r\n");
+    expect(screen.conversation().split("\n")).toEqual([
+      "before the agent",
+      ...Array.from({ length: 20 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`).slice(0, 12),
+      "HEADER",
+      ...Array.from({ length: 20 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`).slice(12),
+      "STATUS BAR",
+      "after the agent",
+    ]);
+  });
+
+  it("reports the lines that changed since the last read", async () => {
+    const screen = new Screen({ cols: 20, rows: 4 });
+    await feed(screen, "one\r\ntwo\r\n");
+    expect(screen.changedLines()).toEqual(["one", "two"]);
+    await feed(screen, "three\r\n");
+    expect(screen.changedLines()).toEqual(["three"]);
+    expect(screen.changedLines()).toEqual([]);
+  });
+
+  it("leaves output out of the model instead of holding the agent back when it falls too far behind", async () => {
+    const screen = new Screen({ cols: 80, rows: 24, maxPending: 1000 });
+    screen.write(Buffer.from("a".repeat(900)));
+    screen.write(Buffer.from("b".repeat(200)));
+    await screen.settle();
+    expect(screen.droppedChars).toBe(200);
+    expect(screen.droppedChunks).toBe(1);
+    screen.write(Buffer.from("c"));
+    await screen.settle();
+    expect(screen.conversation()).toBe(`${"a".repeat(900)}c`);
+  });
+
+  it("tracks the modes an agent turns on, so they can be turned off for the user", async () => {
+    const screen = new Screen({ cols: 20, rows: 4 });
+    await feed(screen, "\x1b[?1049h\x1b[?2004h\x1b[?1000h\x1b[?1004h\x1b[>1u\x1b[?25l");
+    expect(screen.modes).toEqual({
+      altScreen: true,
+      bracketedPaste: true,
+      mouse: true,
+      focus: true,
+      kittyKeyboard: true,
+      cursorHidden: true,
+      applicationCursor: false,
+      applicationKeypad: false,
+    });
+    await feed(screen, "\x1b[<u\x1b[?25h\x1b[?2004l\x1b[?1049l");
+    expect(screen.modes).toMatchObject({ altScreen: false, bracketedPaste: false, kittyKeyboard: false, cursorHidden: false });
+  });
+});
