@@ -1,7 +1,7 @@
 import { CommandPrompt } from "./command-prompt.js";
 import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "./pty.js";
-import { Screen } from "./screen.js";
+import { ScreenProxy } from "./screen-proxy.js";
 import { stopAgent, type StopResult } from "./stop.js";
 import { TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "./terminal.js";
 import { formatDuration } from "./time.js";
@@ -33,11 +33,16 @@ export interface RunResult {
   stop: StopResult | undefined;
   typed: TypedPromptResult | undefined;
   durationMs: number;
+  // what the screen model read: the whole conversation and the last screen
+  conversation: string;
+  lastScreen: string[];
+  // characters of output the model could not keep up with
+  skipped: number;
 }
 
 export interface Run {
   readonly agent: AgentPty;
-  readonly screen: Screen;
+  readonly screen: ScreenProxy;
   readonly result: Promise<RunResult>;
   // Stops the agent gracefully (exit keys, then signals) and waits for the run to end.
   stop(options?: { keys?: boolean }): Promise<StopResult>;
@@ -65,7 +70,7 @@ export function startRun(options: HostOptions): Run {
     ? { cols: stdout.columns || 80, rows: stdout.rows || 24 }
     : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
   const started = Date.now();
-  const screen = new Screen({ ...size, scrollback: options.scrollback });
+  const screen = new ScreenProxy({ ...size, scrollback: options.scrollback });
   const agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
 
   let warned = false;
@@ -105,7 +110,7 @@ export function startRun(options: HostOptions): Run {
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
       `command: ${[options.file, ...options.args].join(" ")}`,
       `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
-      screen.droppedChars ? `the screen model skipped ${screen.droppedChars} characters it could not keep up with` : "the screen model is complete",
+      screen.skipped ? `the screen model skipped ${screen.skipped} characters it could not keep up with` : "the screen model is complete",
       ...describe.status(),
     ],
   };
@@ -205,17 +210,24 @@ export function startRun(options: HostOptions): Run {
     clearTimeout(flushTimer);
     const rest = titles.flush();
     if (rest) out(rest);
-    await screen.settle();
+    const final = await screen.read({ conversation: true });
     stdin.off("data", onInput);
     stdin.pause();
     stdout.off("resize", onResize);
     if (restoreActive === restore) restoreTerminal();
+    const stopped = stopping ? await stopping : undefined;
+    const typedResult = typed ? await typed : undefined;
+    const skipped = screen.skipped;
+    await screen.dispose();
     return {
       exitCode: exit.exitCode,
       signal: exit.signal,
-      stop: stopping ? await stopping : undefined,
-      typed: typed ? await typed : undefined,
+      stop: stopped,
+      typed: typedResult,
       durationMs: Date.now() - started,
+      conversation: final.conversation,
+      lastScreen: final.visible,
+      skipped,
     };
   });
 

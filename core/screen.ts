@@ -103,16 +103,24 @@ export class Screen {
   }
 
   // Feeds output to the model without waiting; if the model is too far behind, the chunk is counted and left out.
-  write(chunk: Buffer | string): void {
+  write(chunk: Buffer | string, parsed?: () => void): void {
     if (this.pending + chunk.length > this.maxPending) {
       this.droppedChars += chunk.length;
       this.droppedChunks++;
+      parsed?.();
       return;
     }
     this.pending += chunk.length;
     this.term.write(typeof chunk === "string" ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length), () => {
       this.pending -= chunk.length;
+      parsed?.();
     });
+  }
+
+  // Called after each batch of output has been parsed.
+  onParsed(listener: () => void): () => void {
+    const subscription = this.term.onWriteParsed(listener);
+    return () => subscription.dispose();
   }
 
   // Resolves once everything written so far has been parsed.

@@ -1,5 +1,5 @@
 import type { AgentPty } from "./pty.js";
-import type { Screen } from "./screen.js";
+import type { ScreenProxy } from "./screen-proxy.js";
 import { sleep } from "./time.js";
 
 export interface TypedPromptResult {
@@ -12,15 +12,14 @@ export interface TypedPromptResult {
 // text (bracketed when the agent asked for it), sends Enter on its own, and sends it once more if nothing changed.
 export async function typePrompt(
   agent: AgentPty,
-  screen: Screen,
+  screen: ScreenProxy,
   text: string,
   ready: RegExp,
   options: { timeoutMs?: number; isDone?: () => boolean } = {},
 ): Promise<TypedPromptResult> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
-    await screen.settle();
-    if (ready.test(screen.visible().join("\n"))) break;
+    if (ready.test((await screen.read()).visible.join("\n"))) break;
     if (options.isDone?.()) return { ok: false, retriedEnter: false, reason: "the agent exited before it was ready" };
     if (Date.now() > deadline) return { ok: false, retriedEnter: false, reason: "the agent never showed that it was ready" };
     await sleep(50);
@@ -29,8 +28,7 @@ export async function typePrompt(
   if (screen.modes.bracketedPaste) agent.write(`\x1b[200~${clean.replace(/\n/g, "\r")}\x1b[201~`);
   else agent.write(clean.replace(/\s*\n\s*/g, " "));
   await sleep(200);
-  await screen.settle();
-  const before = screen.visible().join("\n");
+  const before = (await screen.read()).visible.join("\n");
   agent.write("\r");
   if (await changedWithin(screen, before, 1500)) return { ok: true, retriedEnter: false };
   agent.write("\r");
@@ -40,12 +38,11 @@ export async function typePrompt(
 
 // --- internal ---
 
-async function changedWithin(screen: Screen, before: string, ms: number): Promise<boolean> {
+async function changedWithin(screen: ScreenProxy, before: string, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     await sleep(50);
-    await screen.settle();
-    if (screen.visible().join("\n") !== before) return true;
+    if ((await screen.read()).visible.join("\n") !== before) return true;
   }
   return false;
 }

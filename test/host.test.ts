@@ -49,8 +49,14 @@ function start(id: keyof typeof AGENTS, options: Partial<HostOptions> = {}): { r
   return { run, input, output: () => written };
 }
 
-async function screenShows(run: Run, text: string): Promise<void> {
-  await waitFor(() => run.screen.visible().join("\n").includes(text), `"${text}" on the screen`, 10_000);
+async function screenShows(run: Run, text: string): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { visible } = await run.screen.read();
+    if (visible.join("\n").includes(text)) return visible;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}" on the screen:\n${visible.join("\n")}`);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
 }
 
 function pids(): number[] {
@@ -98,8 +104,8 @@ describe("typed prompts", () => {
       env: { ...sandbox.env, ...env } as Record<string, string>,
       typedPrompt: { text: "continue the work\non the parser", ready: /ready>$/m },
     });
-    await screenShows(run, "received");
-    expect(run.screen.visible().find((line) => line.startsWith("received"))).toBe(shown);
+    const visible = await screenShows(run, "received");
+    expect(visible.find((line) => line.startsWith("received"))).toBe(shown);
     run.agent.write("/exit\r");
     const result = await run.result;
     expect(result.typed).toEqual({ ok: true, retriedEnter: false });
@@ -121,8 +127,7 @@ describe("the conversation of a run", () => {
     input.write("s");
     await screenShows(run, "line 30 of the story");
     input.write("q");
-    await run.result;
-    const lines = run.screen.conversation().split("\n");
+    const lines = (await run.result).conversation.split("\n");
     const story = lines.filter((line) => line.includes("of the story"));
     expect(story).toEqual(Array.from({ length: 30 }, (_, i) => `line ${String(i + 1).padStart(2, "0")} of the story`));
     expect(lines.filter((line) => line === "SCREEN AGENT")).toHaveLength(1);
@@ -133,7 +138,7 @@ describe("the conversation of a run", () => {
     const result = await run.result;
     expect(result.exitCode).toBe(4);
     expect(output()).toContain("FINAL LINE: all written");
-    expect(run.screen.conversation().split("\n").at(-1)).toBe("FINAL LINE: all written");
-    expect(run.screen.conversation().split("\n")).toHaveLength(201);
+    expect(result.conversation.split("\n").at(-1)).toBe("FINAL LINE: all written");
+    expect(result.conversation.split("\n")).toHaveLength(201);
   });
 });

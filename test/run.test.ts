@@ -116,7 +116,7 @@ describe("uuldana run", () => {
     const status = await terminal.waitFor("the screen model is complete");
     expect(status).toContain('screen 100x30, alternate screen; agent title "screen agent"');
     terminal.type("\x1b");
-    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back");
+    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back", 15_000);
     await terminal.settle();
     expect(terminal.screen()).toEqual(before);
     // pressed twice, the command key goes to the agent
@@ -134,7 +134,7 @@ describe("uuldana run", () => {
     terminal.type("\x1d");
     await terminal.waitFor("uuldana>");
     terminal.type("\r");
-    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back");
+    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back", 15_000);
     terminal.type("two\r");
     await terminal.waitFor("you said: two");
   });

@@ -10,6 +10,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { harnesses } from "./harness.mjs";
+import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const require = createRequire(join(root, "package.json"));
@@ -185,5 +186,12 @@ for (const job of jobs) {
   if (running.size >= 3) await Promise.race(running);
 }
 await Promise.all(running);
+
+for (const id of Object.keys(READY)) {
+  const path = detections.get(id)?.path;
+  if (!path) continue;
+  await checkHosted({ root, id, bin: path, env: withoutCi(process.env), check });
+  await checkTerminalRestored({ root, id, bins, env: withoutCi(process.env), check });
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

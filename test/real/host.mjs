@@ -1,0 +1,90 @@
+// The real agents under uuldana: their screens read from uuldana's model, stopped with their real exit keys,
+// and the user's terminal as it was.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+
+import { harnesses } from "./harness.mjs";
+
+// What each agent shows once it is up and taking input (or asking to sign in or trust).
+export const READY = {
+  codex: /Ask Codex to do anything/,
+  gemini: /Type your message/,
+};
+
+export async function checkHosted({ root, id, bin, env, check }) {
+  const { startRun } = await import(join(root, "dist", "core", "host.js"));
+  const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));
+  const setup = harnesses[id].setup();
+  const level = manifest.levels.ask;
+  const input = new PassThrough();
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const run = startRun({
+    file: bin,
+    args: [...(manifest.args ?? []), ...(level.args ?? []), ...setup.args],
+    env: { ...env, TERM: "xterm-256color", ...setup.env, ...(level.env ?? {}) },
+    cwd: setup.cwd,
+    entry: id,
+    level: "ask",
+    exit: manifest.exit,
+    commandKey: "ctrl-]",
+    stdin: input,
+    stdout: sink,
+  });
+  const deadline = Date.now() + 30_000;
+  let shown = "";
+  while (Date.now() < deadline) {
+    shown = (await run.screen.read()).visible.join("\n");
+    if (READY[id].test(shown)) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  check(READY[id].test(shown), `${id} under uuldana: the screen model shows ${READY[id]}`, shown.split("\n").filter((l) => l.trim()).slice(-8).join("\n"));
+  const stop = await run.stop();
+  const result = await run.result;
+  check(stop.step === "keys", `${id} under uuldana: its exit keys stop it (stopped by ${stop.step}, exit ${result.exitCode})`);
+  const alive = spawnSync("ps", ["-o", "pid=", "-g", String(run.agent.pid)], { encoding: "utf8" }).stdout.trim();
+  check(alive === "", `${id} under uuldana: no process of its group is left`, alive);
+}
+
+// Runs "uuldana run" in a real terminal (a pseudo-terminal held here), stops it with SIGTERM, and compares the
+// terminal's settings before and after.
+export async function checkTerminalRestored({ root, id, bins, env, check }) {
+  const require = createRequire(join(root, "package.json"));
+  const pty = require("node-pty");
+  const setup = harnesses[id].setup();
+  const config = mkdtempSync(join(tmpdir(), "uuldana-real-config-"));
+  writeFileSync(join(config, "config.json"), JSON.stringify({ providers: [id], auto_detect: false }));
+  const cli = join(root, "dist", "core", "cli.js");
+  const script = `stty -g; "${process.execPath}" "${cli}" run -- ${setup.args.join(" ")} & pid=$!; echo "uuldana pid $pid"; wait $pid; echo "code $?"; echo "settings-after $(stty -g)"`;
+  const child = pty.spawn("/bin/sh", ["-c", script], {
+    name: "xterm-256color",
+    cols: 200,
+    rows: 50,
+    cwd: setup.cwd,
+    env: { ...env, ...setup.env, PATH: `${bins}:${env.PATH}`, UULDANA_CONFIG_DIR: config, UULDANA_DATA_DIR: join(config, "data"), UULDANA_CACHE_DIR: join(config, "cache") },
+  });
+  let out = "";
+  child.onData((d) => (out += d));
+  const exited = new Promise((resolve) => child.onExit(resolve));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && !/uuldana pid \d+/.test(out)) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 6000));
+  const pid = Number(/uuldana pid (\d+)/.exec(out)?.[1]);
+  if (pid) process.kill(pid, "SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+  const lines = out.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[=>]/g, "").split(/\r?\n/);
+  const before = lines.find((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}/.test(line.trim()))?.trim();
+  const after = lines.find((line) => line.includes("settings-after "))?.split("settings-after ")[1]?.trim();
+  const stopped = lines.find((line) => line.includes("uuldana: stopped"))?.trim() ?? "";
+  check(/^uuldana: stopped \S+ \(.+\) with its exit keys after \d+s$/.test(stopped), `${id} in a real terminal: SIGTERM to uuldana stops it with its exit keys`, stopped || lines.slice(-6).join("\n"));
+  check(lines.some((line) => line.trim() === "code 143"), `${id} in a real terminal: uuldana exits 143 after SIGTERM`);
+  check(before !== undefined && before === after, `${id} in a real terminal: the terminal settings are as before`, `${before}\n${after}`);
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
