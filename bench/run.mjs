@@ -4,11 +4,13 @@ import { fileURLToPath } from "node:url";
 
 import { measurePassThrough } from "./passthrough.mjs";
 import { measureProvidersList } from "./providers-list.mjs";
+import { measureReader } from "./reader.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const rows = [];
 rows.push(...(await measureProvidersList(root)));
 rows.push(...(await measurePassThrough(root)));
+rows.push(...(await measureReader(root)));
 
 const header = ["benchmark", "median", "p95", "baseline", "ratio"];
 const table = [header, ...rows.map((r) => [r.name, r.median, r.p95, r.baseline ?? "-", r.ratio ?? "-"])];

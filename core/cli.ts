@@ -58,6 +58,21 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await runCommand(context, { ...options, agentArgs }));
     });
 
+  program
+    .command("explain")
+    .description("say whether a text means a usage allowance is gone, why, and when it returns")
+    .argument("[text...]", "the text (several words are one text); none: read standard input")
+    .option("--json", "print the verdict as one JSON document")
+    .option("--jsonl", "read one JSON string per input line, print one verdict per line")
+    .option("--now <iso>", "read times as if it were this instant (the TZ variable sets the zone)")
+    .option("--provider <id>", "also use this provider's limit_phrases")
+    .exitOverride()
+    .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
+      const { explainCommand } = await import("./explain-command.js");
+      const context = options.provider ? await loadContext({ configFile: program.opts<{ config?: string }>().config }) : undefined;
+      done(await explainCommand(context, words, options));
+    });
+
   const providers = program
     .command("providers")
     .description("the agents uuldana knows, their order and whether each can run")

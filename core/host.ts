@@ -1,4 +1,6 @@
 import { CommandPrompt } from "./command-prompt.js";
+import { Detector, type DetectorEvent } from "./detector.js";
+import type { Verdict } from "./reader.js";
 import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "./pty.js";
 import { ScreenProxy } from "./screen-proxy.js";
@@ -25,6 +27,9 @@ export interface HostOptions {
   describe?: { header(): string[]; status(): string[] };
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
+  // reading the agent's screen for a gone allowance; events go to onDetection
+  detect?: { quietSeconds: number; dismissSeconds: number; classify: (text: string) => Verdict };
+  onDetection?: (event: DetectorEvent) => void;
 }
 
 export interface RunResult {
@@ -33,6 +38,8 @@ export interface RunResult {
   stop: StopResult | undefined;
   typed: TypedPromptResult | undefined;
   durationMs: number;
+  // what the detector decided (the stop, or the last ignored limit-like text), if anything
+  detection: DetectorEvent | undefined;
   // what the screen model read: the whole conversation and the last screen
   conversation: string;
   lastScreen: string[];
@@ -101,10 +108,33 @@ export function startRun(options: HostOptions): Run {
   };
 
   const describe = options.describe ?? { header: () => [], status: () => [] };
+  const notices: string[] = [];
+  let detection: DetectorEvent | undefined;
+  const detector = options.detect
+    ? new Detector({ quietMs: options.detect.quietSeconds * 1000, dismissMs: options.detect.dismissSeconds * 1000, classify: options.detect.classify })
+    : undefined;
+  let detectTimer: NodeJS.Timeout | undefined;
+  const onDetected = (events: DetectorEvent[]): void => {
+    for (const event of events) {
+      if (event.type !== "candidate") detection = event;
+      if (event.type === "dismissed") {
+        const time = new Date(event.at).toTimeString().slice(0, 5);
+        notices.push(`text like a usage limit was ignored at ${time}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`);
+        warned = true;
+        if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
+      }
+      options.onDetection?.(event);
+    }
+    clearTimeout(detectTimer);
+    const deadline = detector?.nextDeadline();
+    if (deadline !== undefined && !exited) detectTimer = setTimeout(() => onDetected(detector!.tick(Date.now())), Math.max(0, deadline - Date.now()));
+  };
+  if (detector) screen.onDrawn((lines) => onDetected(detector.observe(lines, Date.now())));
   const promptContext = {
     header: () => [
       `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
       ...describe.header(),
+      ...notices,
     ],
     status: () => [
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
@@ -148,6 +178,7 @@ export function startRun(options: HostOptions): Run {
 
   const onInput = (data: Buffer): void => {
     if (exited) return;
+    detector?.noteInput(data.toString("utf8").replace(/[\x00-\x1f\x7f]/g, " "));
     if (prompt) return handlePrompt(data);
     if (!interactive) return agent.write(data);
     let at = data.indexOf(key.byte);
@@ -204,13 +235,20 @@ export function startRun(options: HostOptions): Run {
   }
 
   const result = agent.exited.then(async (exit) => {
+    const final = await screen.read({ conversation: true });
     exited = true;
+    clearTimeout(detectTimer);
+    if (detector) {
+      for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
+        detection = event;
+        options.onDetection?.(event);
+      }
+    }
     stopData();
     stopReplies();
     clearTimeout(flushTimer);
     const rest = titles.flush();
     if (rest) out(rest);
-    const final = await screen.read({ conversation: true });
     stdin.off("data", onInput);
     stdin.pause();
     stdout.off("resize", onResize);
@@ -225,6 +263,7 @@ export function startRun(options: HostOptions): Run {
       stop: stopped,
       typed: typedResult,
       durationMs: Date.now() - started,
+      detection,
       conversation: final.conversation,
       lastScreen: final.visible,
       skipped,

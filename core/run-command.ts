@@ -5,6 +5,8 @@ import { restoreTerminal, startRun, type RunResult } from "./host.js";
 import type { Level } from "./levels.js";
 import { assessProviders } from "./providers-command.js";
 import { result, type CommandResult } from "./result.js";
+import { compilePhrase } from "./phrases.js";
+import { classifyText } from "./reader.js";
 import { newSessionId } from "./session-id.js";
 import { signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
@@ -32,6 +34,9 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // the level's environment comes last: an entry's env may not loosen what the level enforces
   const env = { ...stringEnv(process.env), ...chosen.entry.env, ...(flags.env ?? {}) };
   const sessionId = newSessionId(options.now);
+  const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const ignored: string[] = [];
   const resting = rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
   process.stderr.write(
     `uuldana: starting ${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level} · ${context.config.commandKey} opens uuldana's prompt\n`,
@@ -46,6 +51,16 @@ export async function runCommand(context: Context, options: RunOptions): Promise
     exit: manifest.exit,
     commandKey: context.config.commandKey,
   scrollback: context.config.scrollback,
+  detect: {
+    quietSeconds: context.config.quietSeconds,
+    dismissSeconds: context.config.dismissSeconds,
+    classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
+  },
+  onDetection: (event) => {
+    if (event.type === "dismissed") {
+      ignored.push(`uuldana: text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`);
+    }
+  },
     describe: {
       header: () => [`session ${sessionId} · ceiling ${ceiling}`, `resting: ${resting.length ? resting.join(", ") : "none"}`],
       status: () => [`session ${sessionId}`, `ceiling ${ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
@@ -74,7 +89,13 @@ export async function runCommand(context: Context, options: RunOptions): Promise
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }
-  const ending = describeEnding(chosen.entry.key, manifest, outcome);
+  const limit = outcome.detection?.type === "stop" ? outcome.detection : undefined;
+  const said = limit
+    ? [
+        `uuldana: ${chosen.entry.key} said its usage allowance is gone (${limit.verdict.kind === "unknown" ? "usage" : limit.verdict.kind} limit${limit.verdict.reset_at ? `; returns ${formatInstant(new Date(limit.verdict.reset_at))}` : ""})`,
+      ]
+    : [];
+  const ending = [...ignored, ...said, describeEnding(chosen.entry.key, manifest, outcome)].join("\n");
   if (receivedSignal) return result("", `${ending}\n`, 128 + signalNumber(receivedSignal));
   const code = outcome.signal ? 128 + outcome.signal : outcome.exitCode;
   return result("", `${ending}\n`, code);

@@ -14,6 +14,7 @@ export type ScreenRequest =
 export type ScreenUpdate =
   | { type: "progress"; parsed: number; modes: TerminalModes; dropped: number }
   | { type: "reply"; data: string }
+  | { type: "drawn"; lines: string[] }
   | {
       type: "read";
       id: number;
@@ -56,6 +57,7 @@ export class ScreenProxy {
   private nextId = 1;
   private readonly waiting = new Map<number, (snapshot: ScreenSnapshot) => void>();
   private replyListener: ((data: string) => void) | undefined;
+  private drawnListener: ((lines: string[]) => void) | undefined;
   private size: { cols: number; rows: number };
   // the latest modes the model reported: close enough for drawing, exact after read()
   modes: TerminalModes = NO_MODES;
@@ -111,6 +113,11 @@ export class ScreenProxy {
     return this.droppedChars + this.modelDropped;
   }
 
+  // Lines the agent drew, as the model parses them (see Screen.takeDrawn).
+  onDrawn(listener: (lines: string[]) => void): void {
+    this.drawnListener = listener;
+  }
+
   onReply(listener: (data: string) => void): () => void {
     this.replyListener = listener;
     this.post({ type: "replies" });
@@ -158,6 +165,10 @@ export class ScreenProxy {
   private receive(update: ScreenUpdate): void {
     if (update.type === "reply") {
       this.replyListener?.(update.data);
+      return;
+    }
+    if (update.type === "drawn") {
+      this.drawnListener?.(update.lines);
       return;
     }
     this.parsed = update.parsed;

@@ -14,8 +14,12 @@ function progress(): Extract<ScreenUpdate, { type: "progress" }> {
   return { type: "progress", parsed, modes: screen.modes, dropped: screen.droppedChars };
 }
 
-// after each parsed batch: how far the model has got, and the modes the agent has switched on
-screen.onParsed(() => post(progress()));
+// after each parsed batch: how far the model has got, the modes the agent has switched on, the lines it drew
+screen.onParsed(() => {
+  post(progress());
+  const lines = screen.takeDrawn();
+  if (lines.length) post({ type: "drawn", lines });
+});
 
 port.on("message", (request: ScreenRequest) => {
   switch (request.type) {

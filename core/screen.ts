@@ -55,6 +55,9 @@ export class Screen {
   private readonly maxPending: number;
   private pending = 0;
   private lastVisible: string[] = [];
+  // lines drawn since the last takeDrawn(): every row completed by a line feed, and every row that changed
+  private drawn: string[] = [];
+  private drawnSnapshot: string[] = [];
   private cursorHidden = false;
   private kittyDepth = 0;
   // the scroll region (DECSTBM), 0-based rows, for collecting lines that scroll off the alternate screen
@@ -79,7 +82,10 @@ export class Screen {
       else this.altCapture.end([]);
     });
     this.term.onLineFeed(() => {
-      if (this.term.buffer.active.type === "alternate") this.altCapture.lineFeed(this.regionRows());
+      const buffer = this.term.buffer.active;
+      if (buffer.type === "alternate") this.altCapture.lineFeed(this.regionRows());
+      const row = buffer.getLine(buffer.baseY + buffer.cursorY - 1)?.translateToString(true).trimEnd();
+      if (row) this.drawn.push(row);
     });
     this.term.parser.registerCsiHandler({ final: "r" }, (params) => {
       const top = Number(params[0]) || 1;
@@ -149,6 +155,20 @@ export class Screen {
   // The visible screen, one string per row, trailing blanks removed.
   visible(): string[] {
     return this.screenLines(this.term.buffer.active);
+  }
+
+  // Every line drawn since the last call, even one erased again before anyone looked: rows completed by a line
+  // feed, and rows that changed, except the one the cursor is on (an input line still being typed).
+  takeDrawn(): string[] {
+    const now = this.visible();
+    const cursor = this.term.buffer.active.cursorY;
+    now.forEach((line, y) => {
+      if (y !== cursor && line && line !== this.drawnSnapshot[y]) this.drawn.push(line);
+    });
+    this.drawnSnapshot = now;
+    const drawn = this.drawn;
+    this.drawn = [];
+    return drawn;
   }
 
   // Rows whose text changed since the last call, top to bottom.

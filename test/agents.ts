@@ -10,6 +10,7 @@ export const AGENTS: Record<string, string> = {
   typed: "typed-agent.mjs",
   dsr: "dsr-agent.mjs",
   relaunch: "relaunch-agent.mjs",
+  limit: "limit-agent.mjs",
 };
 
 export const EXIT = { keys: ["/exit", "{enter}"], wait_seconds: 1, signals: ["SIGHUP", "SIGTERM"], signal_wait_seconds: 1 };

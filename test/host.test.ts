@@ -5,6 +5,7 @@ import { PassThrough, Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { startRun, type HostOptions, type Run } from "../core/host.js";
+import { classifyText } from "../core/reader.js";
 import { AGENTS, EXIT } from "./agents.js";
 import { fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 
@@ -140,5 +141,45 @@ describe("the conversation of a run", () => {
     expect(output()).toContain("FINAL LINE: all written");
     expect(result.conversation.split("\n").at(-1)).toBe("FINAL LINE: all written");
     expect(result.conversation.split("\n")).toHaveLength(201);
+  });
+});
+
+describe("reading the agent's screen for a gone allowance", () => {
+  const detect = { quietSeconds: 0.4, dismissSeconds: 2, classify: (text: string) => classifyText(text, { now: new Date("2026-11-30T12:00:00Z"), timeZone: "Europe/Berlin" }) };
+
+  it.each([
+    ["banner", "stop", "quiet"],
+    ["spinner", "stop", "quiet"],
+    ["fail", "stop", "failing exit"],
+    ["keep-working", "dismissed", undefined],
+  ] as const)("LIMIT_MODE=%s ends in %s", async (mode, type, after) => {
+    const events: string[] = [];
+    const { run } = start("limit", {
+      env: { ...sandbox.env, LIMIT_MODE: mode, WORK_SECONDS: "3" } as Record<string, string>,
+      detect,
+      onDetection: (event) => events.push(event.type),
+    });
+    if (mode === "fail") {
+      const result = await run.result;
+      expect(result.detection).toMatchObject({ type, after });
+    } else {
+      await waitFor(() => events.includes(type), `the ${type} event`, 10_000);
+      run.agent.write("/exit\r");
+      const result = await run.result;
+      expect(events[0]).toBe("candidate");
+      if (type === "stop") expect(result.detection).toMatchObject({ type: "stop", after, text: "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)" });
+      if (type === "stop") expect(result.detection?.type === "stop" && result.detection.verdict.reset_at).toBe("2026-12-03T08:01:00.000Z");
+    }
+  });
+
+  it("does nothing about a warning", async () => {
+    const events: string[] = [];
+    const { run } = start("limit", { env: { ...sandbox.env, LIMIT_MODE: "warning" } as Record<string, string>, detect, onDetection: (e) => events.push(e.type) });
+    await screenShows(run, "You've used 85%");
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    run.agent.write("/exit\r");
+    const result = await run.result;
+    expect(events).toEqual([]);
+    expect(result.detection).toBeUndefined();
   });
 });

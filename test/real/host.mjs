@@ -45,8 +45,15 @@ export async function checkHosted({ root, id, bin, env, check }) {
   const stop = await run.stop();
   const result = await run.result;
   check(stop.step === "keys", `${id} under uuldana: its exit keys stop it (stopped by ${stop.step}, exit ${result.exitCode})`);
-  const alive = spawnSync("ps", ["-o", "pid=", "-g", String(run.agent.pid)], { encoding: "utf8" }).stdout.trim();
-  check(alive === "", `${id} under uuldana: no process of its group is left`, alive);
+  // processes killed a moment ago may take a little while to go; zombies no one reaps do not count
+  const living = () =>
+    spawnSync("ps", ["-o", "pid=,stat=", "-g", String(run.agent.pid)], { encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((line) => line.trim() && !/\bZ/.test(line.trim().split(/\s+/)[1] ?? ""))
+      .join("\n");
+  const until = Date.now() + 3000;
+  while (living() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  check(living() === "", `${id} under uuldana: no process of its group is left`, living());
 }
 
 // Runs "uuldana run" in a real terminal (a pseudo-terminal held here), stops it with SIGTERM, and compares the
