@@ -31,6 +31,8 @@ export const STOP_SCORE = 4;
 const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low)(?=\W|$)/g;
 const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan))\b/g;
 const CODES = /\b(?:insufficient_(?:quota|credits|balance|funds)|usage_limit_(?:reached|exceeded)|quota_exceeded|resource_exhausted|billing_hard_limit_reached|credit_balance_too_low|out_of_credits|quotafailure|(?:Quota|Usage)(?:Limit|Exceeded|Exhausted)(?:Error|Exception)?)\b/i;
+// HTTP 429 or 402 as an error reports it, not a number in a sentence
+const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
 // "add credits to continue": the allowance is gone even when no word says so
 const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto continue\b|\bto continue\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?credits\b/i;
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
@@ -117,7 +119,7 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
     ? `an error code says the allowance is gone ("${candidate.phrase}")`
     : candidate.byPhrase
       ? `the provider's limit phrase matches ("${candidate.phrase}")`
-      : `"${candidate.phrase}" says an allowance is gone`;
+      : `"${candidate.phrase}" is about an allowance running out`;
   const kind = kindOf(block.text, candidate);
   // the first reason it is not a stop is enough
   const vetoes: string[] = [];
@@ -180,7 +182,7 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
     const code =
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
-      (/\b(?:429|402)\b/.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? /\b(?:429|402)\b/.exec(sentence) : null);
+      (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
     if (code) candidates.push({ block, sentence, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);

@@ -28,7 +28,7 @@ const ZONE_OFFSETS: Record<string, number> = {
 const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
 
 const TIME = String.raw`(\d{1,2})(?:[:.](\d{2}))?(?::(\d{2}))?\s*([ap]\.?m\.?)?`;
-const ZONE = String.raw`(?:\s*\(?\s*((?:[A-Z][A-Za-z_]+\/[A-Za-z_\/+-]+)|(?:(?:GMT|UTC)\s*[+-−]\s*\d{1,2}(?::?\d{2})?)|(?:[A-Z]{2,5}))\s*\)?)?`;
+const ZONE = String.raw`(?:\s*\(?\s*((?:[A-Z][A-Za-z_]+\/[A-Za-z0-9_\/+-]+)|(?:(?:GMT|UTC)\s*[+-−]\s*\d{1,2}(?::?\d{2})?)|(?:[A-Z]{2,5}))\s*\)?)?`;
 
 // Finds the reset instant in a text, or undefined when it names none.
 export function parseResetTime(text: string, context: ResetContext): ResetTime | undefined {
@@ -83,12 +83,11 @@ function fromEpoch(text: string): ResetTime | undefined {
 }
 
 function fromIso(text: string, context: ResetContext): ResetTime | undefined {
-  const match = /\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?/.exec(text);
+  const match = /\b(\d{4})-(\d{2})-(\d{2})(?:T|\s+at\s+|\s+)(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:\s*(Z|[+-]\d{2}:?\d{2})|\s+(UTC|GMT|[A-Z]{2,5}))?/.exec(text);
   if (!match) return undefined;
   const wall = { year: +match[1]!, month: +match[2]! - 1, day: +match[3]!, hour: +match[4]!, minute: +match[5]!, second: +(match[6] ?? 0) };
-  const zone = match[7];
-  if (zone) {
-    const offset = zone === "Z" ? 0 : offsetFromText(zone)!;
+  const offset = match[7] === "Z" ? 0 : offsetFromText(match[7] ?? match[8] ?? "");
+  if (offset !== undefined) {
     return done(Date.UTC(wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second) - offset * 60_000, match[0]);
   }
   return done(wallToInstant(wall, context.timeZone), match[0]);
@@ -113,7 +112,8 @@ function fromDateTime(text: string, context: ResetContext): ResetTime | undefine
     "i",
   );
   const match = pattern.exec(text);
-  if (!match || (!match[7] && !match[5] && !isTimeWord(match[4]))) return undefined;
+  // a bare number after the day is not a time ("Oct 24"): then the date alone is read, at midnight
+  if (!match || (!match[7] && !match[5])) return fromDate(text, context);
   const month = MONTHS.indexOf(match[1]!.toLowerCase().slice(0, 3));
   const clock = toClock(match[4]!, match[5], match[6], match[7]);
   if (!clock) return undefined;
@@ -164,8 +164,17 @@ function fromTime(text: string, context: ResetContext): ResetTime | undefined {
   return undefined;
 }
 
-function isTimeWord(value: string | undefined): boolean {
-  return value !== undefined;
+// "resets on February 21", "resets Oct 24, 2027": the start of that day in the zone given, else the local zone.
+function fromDate(text: string, context: ResetContext): ResetTime | undefined {
+  const match = /\b(?:resets?|reset on|regain access on|until|on)\s+(?:on\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?/i.exec(text);
+  if (!match) return undefined;
+  const month = MONTHS.indexOf(match[1]!.toLowerCase().slice(0, 3));
+  const explicitYear = match[3] ? Number(match[3]) : undefined;
+  let year = explicitYear ?? localWall(context.now, context.timeZone).year;
+  const at = (y: number): number => wallToInstant({ year: y, month, day: Number(match[2]), hour: 0, minute: 0, second: 0 }, context.timeZone);
+  let instant = at(year);
+  if (!explicitYear && instant < context.now.getTime() - 86_400_000) instant = at(++year);
+  return done(instant, match[0]);
 }
 
 function toClock(hourText: string, minuteText: string | undefined, secondText: string | undefined, meridiem: string | undefined): { hour: number; minute: number; second: number } | undefined {

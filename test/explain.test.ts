@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterAll, describe, expect, it } from "vitest";
+
+import { makeSandbox, root } from "./helpers.js";
+
+const sandbox = makeSandbox();
+afterAll(() => sandbox.cleanup());
+const env = { TZ: "Europe/Berlin" };
+const NOW = "--now=2026-11-30T12:00:00Z";
+
+describe("uuldana explain", () => {
+  it("says stop, when the weekly limit returns and why, as JSON", async () => {
+    const run = await sandbox.run(["explain", NOW, "--json", "You've hit your weekly limit · resets Oct 9, 10am (America/New_York)"], { env });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      stop: true,
+      score: 8,
+      kind: "weekly",
+      reset_at: "2027-10-09T14:01:00.000Z",
+      reasons: [
+        '"hit your weekly limit" is about an allowance running out',
+        'says when it returns ("Oct 9, 10am (America/New_York)")',
+        "is addressed to the user",
+        "is a short message",
+        "names the limit (weekly)",
+      ],
+      span: { line: 0, text: "You've hit your weekly limit · resets Oct 9, 10am (America/New_York)" },
+    });
+  });
+
+  it("says no to a warning, with the reason", async () => {
+    const run = await sandbox.run(["explain", NOW, "--json", "You've", "used", "85%", "of", "your", "weekly", "limit"], { env });
+    const verdict = JSON.parse(run.stdout);
+    expect(verdict.stop).toBe(false);
+    expect(verdict.reasons).toEqual(['"used 85% of your weekly limit" is about an allowance running out', "not a stop: a share below 100% (85%)"]);
+  });
+
+  it("prints a readable verdict, and reads the text from standard input when none is given", async () => {
+    const run = await sandbox.run(["explain", NOW], { env, stdin: "Claude usage limit reached. Your limit will reset at 5pm (Europe/London).\n" });
+    expect(run.stdout).toBe(
+      [
+        "stop: yes, a usage limit (score 7)",
+        "returns: 2026-11-30 17:01 UTC (in 5 hours)",
+        "because:",
+        '  - "limit reached" is about an allowance running out',
+        '  - says when it returns ("reset at 5pm (Europe/London)")',
+        "  - is addressed to the user",
+        "  - is a short message",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("answers a few hundred lines in one process with --jsonl, one verdict a line, errors in place", async () => {
+    const corpus = readFileSync(join(root, "test", "corpus", "stop.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).text as string);
+    const nearMisses = readFileSync(join(root, "test", "corpus", "not-stop.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).text as string);
+    const input = [...corpus.map((text) => JSON.stringify(text)), "not json", "42", ...nearMisses.map((text) => JSON.stringify(text))];
+    const run = await sandbox.run(["explain", NOW, "--jsonl"], { env, stdin: input.join("\n") + "\n" });
+    const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(input.length);
+    expect(lines.slice(0, corpus.length).every((v) => v.stop === true)).toBe(true);
+    expect(lines[corpus.length]).toEqual({ error: "not JSON: each input line must be one JSON string" });
+    expect(lines[corpus.length + 1]).toEqual({ error: "not a JSON string: each input line must be one JSON string" });
+    expect(lines.slice(corpus.length + 2).every((v) => v.stop === false)).toBe(true);
+    expect(run.code).toBe(0);
+  });
+
+  it("uses a provider's own limit phrases with --provider", async () => {
+    sandbox.write("config/providers/wordy.json", {
+      id: "wordy",
+      name: "Wordy",
+      executables: ["wordy"],
+      version: { args: ["--version"], pattern: "(\\S+)" },
+      limit_phrases: ["the well has run dry", "/tokens? jar (?:is )?empty/i"],
+    });
+    const plain = await sandbox.run(["explain", NOW, "--json", "The well has run dry. Come back tomorrow."], { env });
+    expect(JSON.parse(plain.stdout).stop).toBe(false);
+    const run = await sandbox.run(["explain", NOW, "--json", "--provider", "wordy", "The well has run dry. Come back tomorrow."], { env });
+    expect(JSON.parse(run.stdout)).toMatchObject({ stop: true, reasons: ['the provider\'s limit phrase matches ("The well has run dry")', "is a short message"] });
+  });
+
+  it("exits 2 for a --now that is not a date", async () => {
+    expect(await sandbox.run(["explain", "--now", "yesterday", "x"], { env })).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "uuldana: --now yesterday: not a date and time\nhint: give an ISO 8601 instant, for example 2026-11-30T12:00:00Z\n",
+    });
+  });
+});
