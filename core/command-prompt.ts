@@ -16,6 +16,7 @@ export class CommandPrompt {
     private readonly write: (text: string) => void,
     private readonly context: PromptContext,
     private readonly key: { byte: number; kitty: string; name: string },
+    private readonly width: () => number,
   ) {}
 
   open(): void {
@@ -56,7 +57,10 @@ export class CommandPrompt {
   }
 
   private draw(): void {
-    const lines = [...this.context.header(), "", ...this.message, ""];
+    // each line fits the terminal, so the prompt never scrolls what it drew
+    const cols = Math.max(20, this.width());
+    const fit = (line: string): string => ([...line].length > cols ? `${[...line].slice(0, cols - 1).join("")}…` : line);
+    const lines = [...this.context.header(), "", ...this.message, ""].map(fit);
     this.write(`\x1b[H\x1b[2J\x1b[?25h${lines.join("\r\n")}\r\nuuldana> ${this.line}`);
   }
 }

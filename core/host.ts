@@ -146,7 +146,7 @@ export function startRun(options: HostOptions): Run {
   };
 
   const openPrompt = (rest: Buffer): void => {
-    prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key);
+    prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key, () => screen.cols);
     promptOwnsAltScreen = !screen.modes.altScreen;
     if (promptOwnsAltScreen) stdout.write("\x1b[?1049h");
     prompt.open();

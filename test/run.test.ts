@@ -13,7 +13,7 @@ const terminals: TestTerminal[] = [];
 
 beforeEach(() => {
   sandbox = makeSandbox();
-  installAgents(sandbox, [{ id: "line", args: ["--entry"], env: { ENTRY_ENV: "mine", LEVEL_ENV: "loosened" } }, "screen", "keys", "fast", "dsr"]);
+  installAgents(sandbox, [{ id: "line", args: ["--entry"], env: { ENTRY_ENV: "mine", LEVEL_ENV: "loosened" } }, "screen", "keys", "fast", "dsr", "limit"]);
 });
 afterEach(() => {
   for (const terminal of terminals.splice(0)) terminal.kill();
@@ -227,5 +227,42 @@ describe("uuldana run without a terminal", () => {
       ].join("\n"),
     );
     expect(run.status).toBe(1);
+  });
+});
+
+describe("uuldana run reading the agent's screen", () => {
+  beforeEach(() => {
+    sandbox.write("config/config.json", { providers: ["limit"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 1.5 });
+  });
+
+  it("says when the agent's allowance is gone and when it returns, and leaves the agent running", async () => {
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" } });
+    await terminal.waitFor("You've hit your weekly limit");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const screen = await terminal.waitFor("exited with code 0");
+    expect(screen.slice(-2)).toEqual([
+      "uuldana: limit said its usage allowance is gone (weekly limit; returns 2026-12-03 08:01 UTC)",
+      expect.stringMatching(/^uuldana: limit \(Stand-in limit\) exited with code 0 after \d+s$/),
+    ]);
+  });
+
+  it("shows that limit-like text was ignored when the agent kept working: title, header and last line", async () => {
+    const terminal = open(["run"], { env: { LIMIT_MODE: "keep-working", WORK_SECONDS: "3" }, cols: 160 });
+    await terminal.waitFor("You've hit your weekly limit");
+    await waitFor(() => terminal.title.endsWith(" ⚠"), "the ⚠ mark in the title", 10_000);
+    expect(terminal.title).toBe("uuldana · limit · ask ⚠");
+    terminal.type("\x1d");
+    const header = await terminal.waitFor("uuldana>");
+    expect(header.find((line) => line.startsWith("text like a usage limit was ignored at "))).toMatch(
+      /^text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/,
+    );
+    terminal.type("\x1b");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const screen = await terminal.waitFor("exited with code 0");
+    expect(screen.at(-2)).toMatch(/^uuldana: text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/);
   });
 });
