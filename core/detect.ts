@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promi
 import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 
+import { stripEscapes } from "./ansi.js";
 import type { Env } from "./paths.js";
 import type { Manifest } from "./types.js";
 
@@ -75,11 +76,6 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
   return new Map(detections);
 }
 
-// Removes terminal escape sequences from a probe's output.
-function stripAnsi(text: string): string {
-  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, "");
-}
-
 // --- internal ---
 
 function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
@@ -88,7 +84,7 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
     const seconds = manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
     return { installed: true, path, version: null, recognised: false, timedOut: true, problem: `"${command}" gave no answer within ${seconds} s` };
   }
-  const output = stripAnsi(probe.output);
+  const output = stripEscapes(probe.output);
   const match = new RegExp(manifest.version.pattern, "m").exec(output);
   if (match) {
     return { installed: true, path, version: match[1] ?? match[0], recognised: true, timedOut: false, problem: undefined };

@@ -1,3 +1,4 @@
+import { stripEscapes } from "./ansi.js";
 import { parseResetTime } from "./reset-time.js";
 
 // The general reader: tells text that says a usage allowance is gone from everything else. Pure: no I/O, and the
@@ -352,8 +353,7 @@ function isQuoted(c: Candidate): boolean {
 // sentence, or where a line begins with a bullet or marker; a phrase wrapped across lines is read whole. Only
 // messages that could be a stop are cleaned (escape sequences, borders, bullets removed).
 function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] {
-  const plain = text.includes("\x1b") ? text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g, "") : text;
-  const rawLines = plain.split(/\r?\n|\r/);
+  const rawLines = stripEscapes(text).split(/\r?\n|\r/);
   const groups: { first: number; raws: string[] }[] = [];
   let group: { first: number; raws: string[] } | undefined;
   rawLines.forEach((raw, index) => {
