@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+// an API address on loopback where nothing listens, unless a test passes its own server
 const NOWHERE = "http://127.0.0.1:9";
 
 function scratch(prefix) {
@@ -15,7 +16,7 @@ function scratch(prefix) {
 export const harnesses = {
   "claude-code": {
     package: "@anthropic-ai/claude-code",
-    setup() {
+    setup({ base = NOWHERE } = {}) {
       const home = scratch("claude");
       const cwd = scratch("claude-cwd");
       const state = {
@@ -29,7 +30,7 @@ export const harnesses = {
         args: [],
         env: {
           HOME: home,
-          ANTHROPIC_BASE_URL: NOWHERE,
+          ANTHROPIC_BASE_URL: base,
           CLAUDE_CODE_OAUTH_TOKEN: "offline-test-token",
           DISABLE_TELEMETRY: "1",
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -48,13 +49,13 @@ export const harnesses = {
   },
   codex: {
     package: "@openai/codex",
-    setup() {
+    setup({ base = NOWHERE } = {}) {
       const home = scratch("codex");
       const config = [
         'model_provider = "offline"',
         "[model_providers.offline]",
         'name = "offline"',
-        `base_url = "${NOWHERE}/v1"`,
+        `base_url = "${base}/v1"`,
         'wire_api = "responses"',
         'env_key = "OFFLINE_KEY"',
         "",

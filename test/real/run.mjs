@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 
 import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
+import { checkLimitScreens } from "./limits.mjs";
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const require = createRequire(join(root, "package.json"));
@@ -193,5 +194,6 @@ for (const id of Object.keys(READY)) {
   await checkHosted({ root, id, bin: path, env: withoutCi(process.env), check });
   await checkTerminalRestored({ root, id, bins, env: withoutCi(process.env), check });
 }
+await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

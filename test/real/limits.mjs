@@ -1,0 +1,95 @@
+// The real agents driven to their real limit screens, offline: a server on loopback plays the vendor's API and
+// answers with its plan-limit error, the real TUI draws its own banner, and uuldana's reader, running in the host,
+// must call it a stop with the reset the server gave.
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+
+import { harnesses } from "./harness.mjs";
+
+const RESET_SECONDS = 5400;
+
+// What each vendor's API answers when the plan's allowance is gone.
+const LIMIT_REPLIES = {
+  codex: (res, reset) => {
+    res.writeHead(429, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { type: "usage_limit_reached", message: "The usage limit has been reached", plan_type: "plus", resets_in_seconds: RESET_SECONDS, resets_at: reset } }));
+  },
+  "claude-code": (res, reset) => {
+    res.writeHead(429, {
+      "content-type": "application/json",
+      "anthropic-ratelimit-unified-status": "rejected",
+      "anthropic-ratelimit-unified-reset": String(reset),
+      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+      "x-should-retry": "false",
+    });
+    res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "Rate limited" } }));
+  },
+};
+
+const READY = { codex: /Ask Codex to do anything/, "claude-code": /❯/ };
+
+export async function checkLimitScreens({ root, detections, env, check }) {
+  const { startRun } = await import(join(root, "dist", "core", "host.js"));
+  const { classifyText } = await import(join(root, "dist", "core", "reader.js"));
+  for (const id of Object.keys(LIMIT_REPLIES)) {
+    const bin = detections.get(id)?.path;
+    if (!bin) continue;
+    const reset = Math.floor(Date.now() / 1000) + RESET_SECONDS;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (req.method === "POST") LIMIT_REPLIES[id](res, reset);
+        else {
+          res.writeHead(200);
+          res.end();
+        }
+      });
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const setup = harnesses[id].setup({ base });
+    const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));
+    const level = manifest.levels.ask;
+    const events = [];
+    const run = startRun({
+      file: bin,
+      args: [...(manifest.args ?? []), ...(level.args ?? []), ...setup.args],
+      env: { ...env, TERM: "xterm-256color", ...setup.env, ...(level.env ?? {}) },
+      cwd: setup.cwd,
+      entry: id,
+      level: "ask",
+      exit: manifest.exit,
+      commandKey: "ctrl-]",
+      stdin: new PassThrough(),
+      stdout: new Writable({ write: (_c, _e, done) => done() }),
+      detect: { quietSeconds: 1.5, dismissSeconds: 20, classify: (text) => classifyText(text, { now: new Date(), timeZone: "UTC" }) },
+      onDetection: (event) => events.push(event),
+    });
+    const waitFor = async (test, ms) => {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        if (await test()) return true;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return false;
+    };
+    const ready = await waitFor(async () => READY[id].test((await run.screen.read()).visible.join("\n")), 30_000);
+    run.agent.write("hello");
+    await new Promise((r) => setTimeout(r, 400));
+    run.agent.write("\r");
+    const stopped = ready && (await waitFor(() => events.some((event) => event.type === "stop"), 40_000));
+    const stop = events.find((event) => event.type === "stop");
+    const shown = (await run.screen.read()).visible.filter((line) => line.trim()).slice(-10).join("\n");
+    check(stopped, `${id} at its real limit screen: uuldana's reader stops it`, shown);
+    if (stop) {
+      const off = Math.abs(new Date(stop.verdict.reset_at ?? 0).getTime() - reset * 1000) / 1000;
+      check(off <= 120, `${id} at its real limit screen: the reset read is the server's, within 2 minutes (${stop.verdict.reset_at})`, stop.text);
+    }
+    const ended = await run.stop();
+    await run.result;
+    check(ended.step !== "SIGKILL", `${id} at its real limit screen: it leaves gracefully (${ended.step})`);
+    server.close();
+  }
+}
