@@ -73,6 +73,28 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await explainCommand(context, words, options));
     });
 
+  const cooldowns = program.command("cooldowns").description("the entries resting after a usage limit").addHelpCommand(false).exitOverride();
+  cooldowns
+    .command("list", { isDefault: true })
+    .description("show the resting entries and until when")
+    .option("--json", "print one JSON array")
+    .exitOverride()
+    .action(async (options: { json?: boolean }) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { listCooldowns } = await import("./cooldowns-command.js");
+      done(await listCooldowns(context, options));
+    });
+  cooldowns
+    .command("clear")
+    .description("end an entry's rest (all entries when none is named)")
+    .argument("[entry]", "the entry's key")
+    .exitOverride()
+    .action(async (entry: string | undefined) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { clearCooldowns } = await import("./cooldowns-command.js");
+      done(await clearCooldowns(context, entry));
+    });
+
   const providers = program
     .command("providers")
     .description("the agents uuldana knows, their order and whether each can run")
