@@ -36,8 +36,11 @@ export interface RunResult {
   exitCode: number;
   signal: number | undefined;
   stop: StopResult | undefined;
-  typed: TypedPromptResult | undefined;
+  typedPrompt: TypedPromptResult | undefined;
   durationMs: number;
+  // the lines the user submitted (typed, then Enter), and whether the user typed anything at all
+  userTurns: string[];
+  typed: boolean;
   // what the detector decided (the stop, or the last ignored limit-like text), if anything
   detection: DetectorEvent | undefined;
   // what the screen model read: the whole conversation and the last screen
@@ -176,9 +179,24 @@ export function startRun(options: HostOptions): Run {
     else if (outcome === "send-key") closePrompt(data);
   };
 
+  const userTurns: string[] = [];
+  let typedAnything = false;
+  let typing = "";
+  const noteTurns = (text: string): void => {
+    if (text.startsWith("\x1b")) return;
+    for (const char of text) {
+      if (char === "\r" || char === "\n") {
+        if (typing.trim()) userTurns.push(typing.trim());
+        typing = "";
+      } else if (char === "\x7f" || char === "\b") typing = typing.slice(0, -1);
+      else if (char >= " ") typing += char;
+    }
+  };
   const onInput = (data: Buffer): void => {
     if (exited) return;
+    typedAnything = true;
     detector?.noteInput(data.toString("utf8").replace(/[\x00-\x1f\x7f]/g, " "));
+    if (!prompt) noteTurns(data.toString("utf8"));
     if (prompt) return handlePrompt(data);
     if (!interactive) return agent.write(data);
     let at = data.indexOf(key.byte);
@@ -261,9 +279,11 @@ export function startRun(options: HostOptions): Run {
       exitCode: exit.exitCode,
       signal: exit.signal,
       stop: stopped,
-      typed: typedResult,
+      typedPrompt: typedResult,
       durationMs: Date.now() - started,
       detection,
+      userTurns,
+      typed: typedAnything,
       conversation: final.conversation,
       lastScreen: final.visible,
       skipped,

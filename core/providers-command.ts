@@ -19,6 +19,8 @@ export interface ListOptions {
   json?: boolean;
   ceiling?: Level;
   now?: Date;
+  // assess for a handoff: an entry must take a first prompt
+  handoff?: boolean;
 }
 
 // The priority list as the next start would walk it, with each entry's state and reasons.
@@ -43,7 +45,7 @@ export async function assessProviders(
   const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
   const now = options.now ?? new Date();
   const rows = entries.map((entry, index) =>
-    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now }),
+    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
   );
   const notes = [...config.notes, ...registry.notes.map((note) => `note: ${note}`)];
   if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);

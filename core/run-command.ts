@@ -1,12 +1,19 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
 import type { Context } from "./context.js";
+import { updateCooldowns } from "./cooldowns.js";
+import type { DetectorEvent } from "./detector.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
 import { UuldanaError } from "./errors.js";
-import { restoreTerminal, startRun, type RunResult } from "./host.js";
+import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
+import { restoreTerminal, startRun, type Run, type RunResult } from "./host.js";
+import { Journal } from "./journal.js";
 import type { Level } from "./levels.js";
-import { assessProviders } from "./providers-command.js";
-import { result, type CommandResult } from "./result.js";
 import { compilePhrase } from "./phrases.js";
+import { assessProviders } from "./providers-command.js";
 import { classifyText } from "./reader.js";
+import { result, type CommandResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
 import { signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
@@ -20,52 +27,196 @@ export interface RunOptions {
   now?: Date;
 }
 
-// uuldana run: starts the first eligible entry of the priority list and passes the terminal through to it.
-export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
-  const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now });
-  for (const note of notes) process.stderr.write(`${note}\n`);
-  const ordered = putFirst(rows, options.provider);
-  const chosen = ordered.find((row) => row.eligible);
-  if (!chosen) return result("", nothingCanRun(ordered, ceiling, options.now ?? new Date()), 1);
+type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
 
+// A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
+const FAILED_START_MS = 3000;
+
+// uuldana run: starts the first eligible entry of the priority list, passes the terminal through to it, and when
+// its allowance is gone, rests it and continues the conversation with the next eligible entry.
+export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
+  const sessionId = newSessionId(options.now);
+  const journal = new Journal(context.dirs.data, sessionId);
+  const failoverOn = options.failover !== false && context.config.failover;
+  const parts: RunPart[] = [];
+  const tried = new Set<string>();
+  let spoken = false;
+  let first = true;
+  let stderr = "";
+  // a start that failed at once, kept to end the session with when no other entry can run
+  let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
+  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  try {
+    for (;;) {
+      const handoff: boolean = parts.length > 0 && spoken;
+      const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
+      if (first) {
+        for (const note of notes) say(note);
+        journal.write("session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key) });
+      }
+      const ordered = first ? putFirst(rows, options.provider) : rows;
+      const candidates = ordered.filter((row) => !tried.has(row.entry.key));
+      for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
+      const chosen = candidates.find((row) => row.eligible);
+      if (!chosen && failed) return endSession(journal, failed);
+      if (!chosen) {
+        const message = nothingCanRun(ordered, ceiling, new Date());
+        journal.write("session-end", { exit_code: 1, reason: "no entry can run" });
+        return result("", stderr + message, 1);
+      }
+      const prompt: Handoff | undefined = handoff ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`) }) : undefined;
+      if (prompt) {
+        writeFileSync(join(journal.folder, `transcript-${parts.length}.txt`), prompt.transcript + "\n", { mode: 0o600 });
+        writeFileSync(join(journal.folder, `prompt-${parts.length}.txt`), prompt.prompt, { mode: 0o600 });
+      }
+      const outcome = await runEntry(context, chosen, {
+        agentArgs: first ? options.agentArgs : [],
+        prompt: prompt?.prompt,
+        promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
+        ceiling,
+        sessionId,
+        journal,
+        failover: failoverOn && rows.length >= 2,
+        why: failoverOn ? "there is no other entry to move to," : "failover is off,",
+        rows,
+        say,
+      });
+      first = false;
+      tried.add(chosen.entry.key);
+      if (outcome.kind === "failed-start") {
+        journal.write("start-failed", { entry: chosen.entry.key, reason: outcome.reason });
+        say(`uuldana: ${chosen.entry.key} could not start (${outcome.reason})`);
+        failed = outcome.ended;
+        continue;
+      }
+      failed = undefined;
+      const { result: ended, limit } = outcome;
+      spoken ||= ended.userTurns.length > 0 || prompt !== undefined;
+      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation: ended.conversation, stopText: limit?.text });
+      if (limit && failoverOn && rows.length >= 2) {
+        const until = restUntil(limit, context.config.cooldownMinutes);
+        stderr = "";
+        say(`uuldana: ${chosen.entry.key}'s ${limitName(limit)} is gone; it rests until ${formatInstant(until)}. Looking for the next entry…`);
+        journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: ended.stop?.step ?? "exit" });
+        tried.clear();
+        tried.add(chosen.entry.key);
+        continue;
+      }
+      return endSession(journal, outcome);
+    }
+  } finally {
+    journal.close();
+  }
+}
+
+function endSession(journal: Journal, outcome: Extract<RunOutcome, { kind: "ended" }>): CommandResult {
+  const { result: ended } = outcome;
+  const ending = describeEnding(outcome.entry, outcome.manifest, ended);
+  const code = outcome.signal ? 128 + signalNumber(outcome.signal) : ended.signal ? 128 + ended.signal : ended.exitCode;
+  journal.write("session-end", { exit_code: code });
+  return result("", [...outcome.notices, ending].join("\n") + "\n", code);
+}
+
+// --- internal ---
+
+interface RunEntryOptions {
+  agentArgs: string[];
+  prompt: string | undefined;
+  promptFile: string | undefined;
+  ceiling: Level;
+  sessionId: string;
+  journal: Journal;
+  failover: boolean;
+  // why the agent is left running after a limit, when failover cannot happen
+  why: string;
+  rows: Assessment[];
+  say: (line: string) => void;
+}
+
+interface Ended {
+  kind: "ended";
+  entry: string;
+  manifest: Manifest;
+  result: RunResult;
+  limit: LimitEvent | undefined;
+  signal: NodeJS.Signals | undefined;
+  notices: string[];
+}
+
+type RunOutcome = Ended | { kind: "failed-start"; reason: string; ended: Ended | undefined };
+
+// One run of one entry: started with its level's flags (and the handoff prompt), watched for a gone allowance.
+async function runEntry(context: Context, chosen: Assessment, options: RunEntryOptions): Promise<RunOutcome> {
   const manifest = chosen.manifest!;
   const flags = manifest.levels![chosen.level!]!;
   const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...chosen.entry.args, ...options.agentArgs];
+  const promptMode = manifest.prompt?.mode ?? "none";
+  if (options.prompt && promptMode === "argv") args.push(options.prompt);
+  if (options.prompt && promptMode === "flag") args.push(manifest.prompt!.flag!, options.prompt);
   // the level's environment comes last: an entry's env may not loosen what the level enforces
   const env = { ...stringEnv(process.env), ...chosen.entry.env, ...(flags.env ?? {}) };
-  const sessionId = newSessionId(options.now);
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const ignored: string[] = [];
-  const resting = rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
-  process.stderr.write(
-    `uuldana: starting ${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level} · ${context.config.commandKey} opens uuldana's prompt\n`,
-  );
-  const run = startRun({
-    file: chosen.detection!.path!,
-    args,
-    env,
-    cwd: context.cwd,
+  const notices: string[] = [];
+  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
+  const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
+  options.journal.write("run-start", {
     entry: chosen.entry.key,
-    level: chosen.level!,
-    exit: manifest.exit,
-    commandKey: context.config.commandKey,
-  scrollback: context.config.scrollback,
-  detect: {
-    quietSeconds: context.config.quietSeconds,
-    dismissSeconds: context.config.dismissSeconds,
-    classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
-  },
-  onDetection: (event) => {
-    if (event.type === "dismissed") {
-      ignored.push(`uuldana: text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`);
-    }
-  },
-    describe: {
-      header: () => [`session ${sessionId} · ceiling ${ceiling}`, `resting: ${resting.length ? resting.join(", ") : "none"}`],
-      status: () => [`session ${sessionId}`, `ceiling ${ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
-    },
+    provider: chosen.entry.id,
+    version: chosen.detection?.version ?? null,
+    level: chosen.level,
+    argv: [chosen.detection!.path, ...shownArgs],
   });
+  options.say(
+    `uuldana: starting ${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""} · ${context.config.commandKey} opens uuldana's prompt`,
+  );
+  let limit: LimitEvent | undefined;
+  let stopping: Promise<unknown> | undefined;
+  let cooldownWritten: Promise<unknown> | undefined;
+  let run: Run;
+  try {
+    run = startRun({
+      file: chosen.detection!.path!,
+      args,
+      env,
+      cwd: context.cwd,
+      entry: chosen.entry.key,
+      level: chosen.level!,
+      exit: manifest.exit,
+      commandKey: context.config.commandKey,
+      scrollback: context.config.scrollback,
+      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: new RegExp(manifest.prompt!.ready!, "m") } } : {}),
+      detect: {
+        quietSeconds: context.config.quietSeconds,
+        dismissSeconds: context.config.dismissSeconds,
+        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
+      },
+      onDetection: (event) => {
+        if (event.type === "dismissed") {
+          const line = `uuldana: text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`;
+          notices.push(line);
+          options.journal.write("ignored", { entry: chosen.entry.key, text: event.text, score: event.verdict.score });
+        }
+        if (event.type === "stop") {
+          limit = event;
+          const until = restUntil(event, context.config.cooldownMinutes);
+          options.journal.write("limit", { entry: chosen.entry.key, source: "inferred", text: event.text, score: event.verdict.score, kind: event.verdict.kind, reset_at: event.verdict.reset_at, after: event.after });
+          cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
+            entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: event.text });
+          }).then(() => options.journal.write("cooldown", { entry: chosen.entry.key, until: until.toISOString() }));
+          if (options.failover) stopping = run.stop();
+          else notices.push(`uuldana: ${chosen.entry.key} said its usage allowance is gone (${limitName(event)}; rests until ${formatInstant(until)}); ${options.why} so it keeps running`);
+        }
+      },
+      describe: {
+        header: () => [`session ${options.sessionId} · ceiling ${options.ceiling}`, `resting: ${resting.length ? resting.join(", ") : "none"}`],
+        status: () => [`session ${options.sessionId}`, `ceiling ${options.ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
+      },
+    });
+  } catch (error) {
+    if (error instanceof UuldanaError && error.code === "E_AGENT_START") return { kind: "failed-start", reason: error.message, ended: undefined };
+    throw error;
+  }
   // SIGTERM, SIGHUP or SIGINT to uuldana stops the agent the graceful way; a crash of uuldana hangs it up
   let receivedSignal: NodeJS.Signals | undefined;
   const stopOnSignal = (signal: NodeJS.Signals): void => {
@@ -81,27 +232,32 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   const signals: NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
   for (const signal of signals) process.on(signal, stopOnSignal);
   process.on("uncaughtException", onCrash);
-  let outcome: RunResult;
+  let ended: RunResult;
   try {
-    outcome = await run.result;
+    ended = await run.result;
+    await stopping;
+    await cooldownWritten;
   } finally {
     for (const signal of signals) process.off(signal, stopOnSignal);
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }
-  const limit = outcome.detection?.type === "stop" ? outcome.detection : undefined;
-  const said = limit
-    ? [
-        `uuldana: ${chosen.entry.key} said its usage allowance is gone (${limit.verdict.kind === "unknown" ? "usage" : limit.verdict.kind} limit${limit.verdict.reset_at ? `; returns ${formatInstant(new Date(limit.verdict.reset_at))}` : ""})`,
-      ]
-    : [];
-  const ending = [...ignored, ...said, describeEnding(chosen.entry.key, manifest, outcome)].join("\n");
-  if (receivedSignal) return result("", `${ending}\n`, 128 + signalNumber(receivedSignal));
-  const code = outcome.signal ? 128 + outcome.signal : outcome.exitCode;
-  return result("", `${ending}\n`, code);
+  options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
+  const outcome: Ended = { kind: "ended", entry: chosen.entry.key, manifest, result: ended, limit: options.failover ? limit : undefined, signal: receivedSignal, notices };
+  if (!limit && !receivedSignal && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {
+    return { kind: "failed-start", reason: `it exited with status ${ended.exitCode} at once`, ended: outcome };
+  }
+  return outcome;
 }
 
-// --- internal ---
+function restUntil(limit: LimitEvent, cooldownMinutes: number): Date {
+  const reset = limit.verdict.reset_at ? new Date(limit.verdict.reset_at) : undefined;
+  return reset && reset.getTime() > Date.now() ? reset : new Date(Date.now() + cooldownMinutes * 60_000);
+}
+
+function limitName(limit: LimitEvent): string {
+  return limit.verdict.kind === "unknown" ? "usage allowance" : `${limit.verdict.kind} limit`;
+}
 
 function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
   if (!key) return rows;
@@ -119,7 +275,7 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
 function nothingCanRun(rows: Assessment[], ceiling: Level, now: Date): string {
   if (rows.length === 0) return "uuldana: no entry can run: no provider is listed in config.json and none is installed\n";
   const lines = [`uuldana: no entry can run under the ceiling ${ceiling}:`];
-  for (const row of rows) lines.push(`  ${row.entry.key}: ${row.reasons.join("; ")}`);
+  for (const row of rows) lines.push(`  ${row.entry.key}: ${row.reasons.join("; ") || "already tried in this session"}`);
   const returns = rows
     .map((row) => row.restingUntil)
     .filter((until): until is Date => until !== undefined)

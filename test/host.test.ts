@@ -109,7 +109,7 @@ describe("typed prompts", () => {
     expect(visible.find((line) => line.startsWith("received"))).toBe(shown);
     run.agent.write("/exit\r");
     const result = await run.result;
-    expect(result.typed).toEqual({ ok: true, retriedEnter: false });
+    expect(result.typedPrompt).toEqual({ ok: true, retriedEnter: false });
   });
 
   it("says why when the agent never gets ready", async () => {
@@ -117,7 +117,7 @@ describe("typed prompts", () => {
     await screenShows(run, "line agent ready");
     run.agent.write("exit 0\r");
     const result = await run.result;
-    expect(result.typed).toEqual({ ok: false, retriedEnter: false, reason: "the agent exited before it was ready" });
+    expect(result.typedPrompt).toEqual({ ok: false, retriedEnter: false, reason: "the agent exited before it was ready" });
   });
 });
 

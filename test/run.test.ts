@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -140,6 +140,7 @@ describe("uuldana run", () => {
   });
 
   it("does not lose the last output of an agent that exits right after writing", async () => {
+    sandbox.write("config/config.json", { providers: ["fast"], auto_detect: false });
     for (let trial = 0; trial < 5; trial++) {
       const terminal = open(["run", "--provider", "fast"]);
       expect((await terminal.exited).exitCode).toBe(4);
@@ -236,14 +237,14 @@ describe("uuldana run reading the agent's screen", () => {
   });
 
   it("says when the agent's allowance is gone and when it returns, and leaves the agent running", async () => {
-    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" } });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
     await terminal.waitFor("You've hit your weekly limit");
     await new Promise((resolve) => setTimeout(resolve, 1000));
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const screen = await terminal.waitFor("exited with code 0");
     expect(screen.slice(-2)).toEqual([
-      "uuldana: limit said its usage allowance is gone (weekly limit; returns 2026-12-03 08:01 UTC)",
+      "uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); there is no other entry to move to, so it keeps running",
       expect.stringMatching(/^uuldana: limit \(Stand-in limit\) exited with code 0 after \d+s$/),
     ]);
   });
@@ -264,5 +265,56 @@ describe("uuldana run reading the agent's screen", () => {
     await terminal.exited;
     const screen = await terminal.waitFor("exited with code 0");
     expect(screen.at(-2)).toMatch(/^uuldana: text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/);
+  });
+});
+
+describe("failover", () => {
+  beforeEach(() => {
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5 });
+  });
+
+  it("moves the conversation to the next entry without a key pressed, without the limit text, and rests the first", async () => {
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
+    await terminal.waitFor("limit agent ready");
+    terminal.type("please add a test for the lexer\r");
+    const screen = await terminal.waitFor("line agent ready", 20_000);
+    expect(screen).toContain("uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC. Looking for the next entry…");
+    expect(screen).toContain("uuldana: starting line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt");
+    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
+    const prompt = args[2]!;
+    expect(prompt).toContain("You are continuing a conversation that began with Stand-in limit (limit)");
+    expect(prompt).toContain("please add a test for the lexer");
+    expect(prompt).toContain("I answered: please add a test for the lexer");
+    expect(prompt).not.toContain("hit your weekly limit");
+    expect(prompt).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const list = JSON.parse((await sandbox.run(["providers", "list", "--json"])).stdout) as { entry: string; resting_until: string | null }[];
+    expect(list.find((row) => row.entry === "limit")?.resting_until).toBe("2026-12-03T08:01:00.000Z");
+    const journals = readdirSync(join(sandbox.data, "sessions"));
+    expect(journals).toHaveLength(1);
+    const events = readFileSync(join(sandbox.data, "sessions", journals[0]!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
+    expect(events).toEqual(["session-start", "run-start", "limit", "cooldown", "run-end", "handoff-from", "run-start", "run-end", "session-end"]);
+  });
+
+  it("with failover off, tells the user and leaves the agent running", async () => {
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, failover: false });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
+    await terminal.waitFor("You've hit your weekly limit");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const screen = await terminal.waitFor("exited with code 0");
+    expect(screen.at(-2)).toBe("uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); failover is off, so it keeps running");
+  });
+
+  it("tries the entry after one that cannot start", async () => {
+    sandbox.write("config/config.json", { providers: ["fast", "line"], auto_detect: false });
+    const terminal = open(["run"]);
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen).toContain("uuldana: fast could not start (it exited with status 4 at once)");
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
   });
 });

@@ -1,0 +1,75 @@
+import { stripEscapes } from "./ansi.js";
+
+// One run's part of the conversation, for the next agent.
+export interface RunPart {
+  entry: string;
+  name: string;
+  conversation: string;
+  // the message that stopped this run, to be left out
+  stopText?: string;
+}
+
+export interface HandoffOptions {
+  parts: readonly RunPart[];
+  // the longest prompt one argument may carry here
+  maxChars: number;
+  // where the whole transcript is saved when the prompt must carry only its end
+  transcriptFile: string;
+}
+
+export interface Handoff {
+  prompt: string;
+  transcript: string;
+  // true when the prompt carries only the end of the transcript, and names transcriptFile
+  trimmed: boolean;
+}
+
+// The longest single argument the system takes, with room to spare (Linux: 128 KiB; Windows: ~32 K characters).
+export const MAX_PROMPT_CHARS = process.platform === "win32" ? 30_000 : 120_000;
+
+// Lines of agent chrome: input boxes, hints, status bars, borders — not conversation.
+const CHROME = [
+  /^[\s\u2500-\u257f\u2580-\u259f]*$/,
+  /^\s*[›❯>]\s*$/,
+  /\b(?:esc to (?:interrupt|cancel)|\? for shortcuts|shift\+tab to cycle|ctrl\+[a-z] to|for agents|press enter to|type your message)\b/i,
+  /^\s*(?:⏵⏵|⏸)/,
+];
+
+// The text the next agent gets: a preamble in uuldana's words, then the conversation of every run so far, without
+// the message that stopped the last agent, without chrome and without any escape or control sequence.
+export function buildHandoff(options: HandoffOptions): Handoff {
+  const previous = options.parts[options.parts.length - 1]!;
+  const sections = options.parts.map((part) => `--- with ${part.name} (${part.entry}) ---\n${cleanConversation(part)}`);
+  const transcript = sections.join("\n\n").trim();
+  const preamble = [
+    `You are continuing a conversation that began with ${previous.name} (${previous.entry}), whose usage allowance ran out.`,
+    "Below is the conversation as it was shown on screen. Hidden reasoning, the previous agent's memory, approvals it had",
+    "been given and tool calls still running did not carry over: check the state of the files before relying on them.",
+    "Continue with the user's last request.",
+  ].join(" ");
+  const whole = `${preamble}\n\n${transcript}\n`;
+  if (whole.length <= options.maxChars) return { prompt: whole, transcript, trimmed: false };
+  const head = `${preamble}\n\nThe whole conversation is in ${options.transcriptFile}; its last part follows.\n\n`;
+  const tail = transcript.slice(-(options.maxChars - head.length - 10));
+  return { prompt: `${head}…${tail.slice(tail.indexOf("\n") + 1)}\n`, transcript, trimmed: true };
+}
+
+// --- internal ---
+
+function cleanConversation(part: RunPart): string {
+  const stop = normalize(part.stopText ?? "");
+  const lines = stripEscapes(part.conversation)
+    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
+    .split("\n")
+    .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
+    .filter((line) => !stop || !normalize(line) || !stop.includes(normalize(line)));
+  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+function normalize(text: string): string {
+  return text
+    .replace(/[\s\u2500-\u257f⎿■●○◆✕✗✘⚠•›❯>*]+/g, " ")
+    .replace(/[’‘]/g, "'")
+    .trim()
+    .toLowerCase();
+}
