@@ -2,6 +2,7 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { measureFailover } from "./failover.mjs";
 import { measurePassThrough } from "./passthrough.mjs";
 import { measureProvidersList } from "./providers-list.mjs";
 import { measureReader } from "./reader.mjs";
@@ -11,6 +12,7 @@ const rows = [];
 rows.push(...(await measureProvidersList(root)));
 rows.push(...(await measurePassThrough(root)));
 rows.push(...(await measureReader(root)));
+rows.push(...(await measureFailover(root)));
 
 const header = ["benchmark", "median", "p95", "baseline", "ratio"];
 const table = [header, ...rows.map((r) => [r.name, r.median, r.p95, r.baseline ?? "-", r.ratio ?? "-"])];

@@ -13,6 +13,9 @@ export interface AgentPty {
   // Resolves once the agent has exited and its last output has been read.
   readonly exited: Promise<AgentExit>;
   signal(signal: NodeJS.Signals): boolean;
+  // Stops holding the terminal open for the agent's last output: its exit is then noticed at once. For stops
+  // uuldana itself asked for, whose last words matter less than time.
+  letGo(): void;
 }
 
 export interface AgentExit {
@@ -73,9 +76,13 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
       slave = undefined;
     }
   }
+  const release = (): void => {
+    if (slave !== undefined) closeSync(slave);
+    slave = undefined;
+  };
   const exited = new Promise<AgentExit>((resolve) => {
     child.onExit(({ exitCode, signal }) => {
-      if (slave !== undefined) closeSync(slave);
+      release();
       resolve({ exitCode, signal: signal ? signal : undefined });
     });
   });
@@ -89,6 +96,7 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
     },
     exited,
     signal: (signal) => signalGroup(child.pid, signal),
+    letGo: release,
   };
 }
 

@@ -11,7 +11,7 @@ export interface StopResult {
   durationMs: number;
 }
 
-const STEP_GAP_MS = 150;
+const STEP_GAP_MS = 80;
 const PAUSE_MS = 400;
 
 // Stops an agent as its manifest says: type the exit keys (each step a separate write, so text and Enter are not
@@ -25,6 +25,7 @@ export async function stopAgent(agent: AgentPty, exit: Manifest["exit"] = {}, op
     return { step, durationMs: Date.now() - started };
   };
   if (await exitedWithin(agent, 0)) return finish("exited");
+  agent.letGo();
   if (options.keys !== false && exit.keys?.length) {
     for (const raw of exit.keys) {
       if (done) break;

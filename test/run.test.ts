@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { installAgents } from "./agents.js";
-import { bin, fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, linkAgent, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -316,5 +316,29 @@ describe("failover", () => {
     expect(screen).toContain("uuldana: fast could not start (it exited with status 4 at once)");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
+  });
+});
+
+describe("failover between stand-ins of real agents, with the built-in manifests", () => {
+  it("moves from claude to codex without a key pressed; claude-code rests until the printed reset; codex gets the conversation", async () => {
+    linkAgent(sandbox, "claude", "limit-agent.mjs");
+    linkAgent(sandbox, "codex", "line-agent.mjs");
+    sandbox.write("config/config.json", { providers: ["claude-code", "codex"], auto_detect: false, quiet_seconds: 0.5 });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
+    await terminal.waitFor("limit agent ready");
+    expect(terminal.title).toBe("uuldana · claude-code · ask");
+    terminal.type("rename the helper to parseLine\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    expect(terminal.title).toBe("uuldana · codex · ask");
+    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    expect(args.slice(0, 5)).toEqual(["--no-daemon", "--sandbox", "read-only", "--ask-for-approval", "on-request"]);
+    expect(args[5]).toContain("rename the helper to parseLine");
+    expect(args[5]).not.toContain("weekly limit");
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const list = await sandbox.run(["providers", "list"]);
+    expect(list.stdout.split("\n")[1]).toBe(
+      "1  claude-code  claude-code  2.1.197  ask    argv    2026-12-03 08:01 UTC  resting until 2026-12-03 08:01 UTC",
+    );
   });
 });
