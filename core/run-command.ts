@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import type { Context } from "./context.js";
-import { updateCooldowns } from "./cooldowns.js";
+import { readCooldowns, updateCooldowns } from "./cooldowns.js";
 import type { DetectorEvent } from "./detector.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
 import { UuldanaError } from "./errors.js";
@@ -43,6 +43,8 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   let spoken = false;
   let first = true;
   let stderr = "";
+  // what ended the previous run, for the line that starts the next
+  let previous: string | undefined;
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -60,7 +62,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       const chosen = candidates.find((row) => row.eligible);
       if (!chosen && failed) return endSession(journal, failed);
       if (!chosen) {
-        const message = nothingCanRun(ordered, ceiling, new Date());
+        const message = (previous ? `uuldana: ${previous}.\n` : "") + nothingCanRun(ordered, ceiling, new Date());
         journal.write("session-end", { exit_code: 1, reason: "no entry can run" });
         return result("", stderr + message, 1);
       }
@@ -76,6 +78,8 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         ceiling,
         sessionId,
         journal,
+        previous,
+        rested: first ? await restedAgain(context, chosen.entry.key) : undefined,
         failover: failoverOn && rows.length >= 2,
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
@@ -96,7 +100,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       if (limit && failoverOn && rows.length >= 2) {
         const until = restUntil(limit, context.config.cooldownMinutes);
         stderr = "";
-        say(`uuldana: ${chosen.entry.key}'s ${limitName(limit)} is gone; it rests until ${formatInstant(until)}. Looking for the next entry…`);
+        previous = `${chosen.entry.key}'s ${limitName(limit)} is gone; it rests until ${formatInstant(until)}`;
         journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: ended.stop?.step ?? "exit" });
         tried.clear();
         tried.add(chosen.entry.key);
@@ -126,6 +130,10 @@ interface RunEntryOptions {
   ceiling: Level;
   sessionId: string;
   journal: Journal;
+  // what ended the previous run, said in the line that starts this one
+  previous: string | undefined;
+  // when this entry's rest ended, if it rested before and runs again now
+  rested: Date | undefined;
   failover: boolean;
   // why the agent is left running after a limit, when failover cannot happen
   why: string;
@@ -167,9 +175,13 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     level: chosen.level,
     argv: [chosen.detection!.path, ...shownArgs],
   });
-  options.say(
-    `uuldana: starting ${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""} · ${context.config.commandKey} opens uuldana's prompt`,
-  );
+  const starting = `${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""}`;
+  const opening = options.previous
+    ? `${options.previous}; continuing with ${starting}`
+    : options.rested
+      ? `${chosen.entry.key} has rested (its allowance returned at ${formatInstant(options.rested)}); starting it again: ${starting}`
+      : `starting ${starting}`;
+  options.say(`uuldana: ${opening} · ${context.config.commandKey} opens uuldana's prompt`);
   let limit: LimitEvent | undefined;
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
@@ -248,6 +260,12 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     return { kind: "failed-start", reason: `it exited with status ${ended.exitCode} at once`, ended: outcome };
   }
   return outcome;
+}
+
+// When an entry's rest ended, if the cooldown table still remembers one that is over.
+async function restedAgain(context: Context, key: string): Promise<Date | undefined> {
+  const row = (await readCooldowns(context.dirs.data)).entries.get(key);
+  return row && row.until.getTime() <= Date.now() ? row.until : undefined;
 }
 
 function restUntil(limit: LimitEvent, cooldownMinutes: number): Date {

@@ -278,8 +278,9 @@ describe("failover", () => {
     await terminal.waitFor("limit agent ready");
     terminal.type("please add a test for the lexer\r");
     const screen = await terminal.waitFor("line agent ready", 20_000);
-    expect(screen).toContain("uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC. Looking for the next entry…");
-    expect(screen).toContain("uuldana: starting line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt");
+    expect(screen).toContain(
+      "uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC; continuing with line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt",
+    );
     const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
     expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
     const prompt = args[2]!;
@@ -339,6 +340,67 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
       "1  claude-code  claude-code  2.1.197  ask    argv    2026-12-03 08:01 UTC  resting until 2026-12-03 08:01 UTC",
+    );
+  });
+});
+
+describe("failover chains and ends", () => {
+  it("carries A's and B's parts to C along a three-hop chain", async () => {
+    linkAgent(sandbox, "limit2", "limit-agent.mjs");
+    sandbox.write("config/providers/limit2.json", { ...JSON.parse(readFileSync(join(sandbox.config, "providers", "limit.json"), "utf8")), id: "limit2", name: "Stand-in limit2", executables: ["limit2"], version: { args: ["--version"], pattern: "^limit2 (\\S+)" } });
+    sandbox.write("config/config.json", { providers: ["limit", "limit2", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
+    await terminal.waitFor("limit agent ready");
+    terminal.type("first request\r");
+    await waitFor(() => (terminal.raw.match(/limit agent ready/g) ?? []).length === 2, "the second agent", 20_000);
+    await terminal.settle();
+    terminal.type("second request\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    const prompt = args.at(-1)!;
+    expect(prompt).toContain("--- with Stand-in limit (limit) ---");
+    expect(prompt).toContain("I answered: first request");
+    expect(prompt).toContain("--- with Stand-in limit2 (limit2) ---");
+    expect(prompt).toContain("I answered: second request");
+    expect(prompt).not.toContain("weekly limit");
+    terminal.type("/exit\r");
+    await terminal.exited;
+  });
+
+  it("moves on when the agent exits with a failing status right after the message", async () => {
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 5 });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "fail" }, cols: 220 });
+    const screen = await terminal.waitFor("line agent ready", 20_000);
+    expect(screen.some((line) => line.startsWith("uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC; continuing with line"))).toBe(true);
+    // nobody had spoken to the first agent, so the second starts without a prompt
+    expect(terminal.raw.replace(/\r?\n/g, " ")).toContain('line agent ready; args: ["--base","--ask"];');
+    terminal.type("/exit\r");
+    await terminal.exited;
+  });
+
+  it("ends with one line per entry and exit 1 when every entry is resting, and a new run honours the cooldown", async () => {
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "fail" }, cols: 220 });
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    await sandbox.run(["cooldowns", "clear"]);
+    const until = new Date(Date.now() + 90 * 60_000).toISOString();
+    const { updateCooldowns } = await import("../core/cooldowns.js");
+    await updateCooldowns(sandbox.data, (entries) => {
+      for (const key of ["limit", "line"]) entries.set(key, { until: new Date(until), since: new Date(), source: "inferred", kind: "weekly", text: "limit" });
+    });
+    const run = await sandbox.run(["run"]);
+    expect(run.code).toBe(1);
+    const shown = `${until.slice(0, 16).replace("T", " ")} UTC`;
+    expect(run.stderr).toBe(
+      [
+        "uuldana: no entry can run under the ceiling ask:",
+        `  limit: resting until ${shown}`,
+        `  line: resting until ${shown}`,
+        `The first resting entry returns in 90 minutes (${shown}).`,
+        "",
+      ].join("\n"),
     );
   });
 });
