@@ -62,6 +62,8 @@ function cleanConversation(part: RunPart): string {
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
     .split("\n")
     .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
+    // a panel's borders are drawing, not words
+    .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd())
     .filter((line) => !stop || !normalize(line) || !stop.includes(normalize(line)));
   return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
 }

@@ -265,6 +265,9 @@ describe("uuldana run reading the agent's screen", () => {
     await terminal.exited;
     const screen = await terminal.waitFor("exited with code 0");
     expect(screen.at(-2)).toMatch(/^uuldana: text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/);
+    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const events = readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(events.find((event) => event.type === "ignored")).toMatchObject({ entry: "limit", text: "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)" });
   });
 });
 
