@@ -407,3 +407,33 @@ describe("failover chains and ends", () => {
     );
   });
 });
+
+describe("rests that end", () => {
+  it("starts an entry again once its rest is over, and says so", async () => {
+    const { updateCooldowns } = await import("../core/cooldowns.js");
+    const ended = new Date(Date.now() - 60_000);
+    await updateCooldowns(sandbox.data, (entries) => void entries.set("line", { until: new Date(Date.now() + 1000), since: new Date(), source: "inferred", kind: "weekly", text: "x" }));
+    // the row stays in the table until the next write; make it one that has just ended
+    const file = join(sandbox.data, "cooldowns.json");
+    const table = JSON.parse(readFileSync(file, "utf8"));
+    table.entries.line.until = ended.toISOString();
+    sandbox.write("data/cooldowns.json", table);
+    const terminal = open(["run"], { cols: 220 });
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen[0]).toBe(
+      `uuldana: line has rested (its allowance returned at ${ended.toISOString().slice(0, 16).replace("T", " ")} UTC); starting it again: line (Stand-in line 1.0.0) at ask · ctrl-] opens uuldana's prompt`,
+    );
+    terminal.type("/exit\r");
+    await terminal.exited;
+  });
+
+  it("ends the session when the agent exits 0 after its limit message: the user left", async () => {
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 5 });
+    const terminal = open(["run"], { env: { LIMIT_MODE: "banner" }, cols: 220 });
+    await terminal.waitFor("You've hit your weekly limit");
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const screen = await terminal.waitFor("exited with code 0");
+    expect(screen.join("\n")).not.toContain("line agent ready");
+  });
+});
