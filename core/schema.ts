@@ -29,7 +29,7 @@ const compiled = new Map<SchemaName, { schema: JsonSchema; validate: ValidateFun
 export function validateDocument(name: SchemaName, data: unknown): Issue[] {
   const { schema, validate } = compile(name);
   if (validate(data)) return [];
-  return toIssues(validate.errors ?? [], schema, data);
+  return toIssues(validate.errors ?? [], schema);
 }
 
 // The schema's own description of the property at a JSON pointer, used as the hint.
@@ -93,12 +93,12 @@ function splitPointer(pointer: string): string[] {
     .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-function toIssues(errors: ErrorObject[], root: JsonSchema, data: unknown): Issue[] {
+function toIssues(errors: ErrorObject[], root: JsonSchema): Issue[] {
   const kept = pruneBranches(errors, root);
   const issues: Issue[] = [];
   const seen = new Set<string>();
   for (const error of kept) {
-    const issue = toIssue(error, root, data);
+    const issue = toIssue(error, root);
     if (!issue) continue;
     const key = `${issue.pointer}\0${issue.message}`;
     if (seen.has(key)) continue;
@@ -139,7 +139,7 @@ function typeFits(type: unknown, value: unknown): boolean {
   }
 }
 
-function toIssue(error: ErrorObject, root: JsonSchema, data: unknown): Issue | undefined {
+function toIssue(error: ErrorObject, root: JsonSchema): Issue | undefined {
   const pointer = error.instancePath;
   const segments = splitPointer(pointer);
   const hint = describeAt(root, segments);

@@ -49,6 +49,8 @@ interface HeadlessTerminal {
 type TerminalClass = new (options: Record<string, unknown>) => HeadlessTerminal;
 
 const DEFAULT_MAX_PENDING = 10_000_000;
+// the most lines one parsed batch hands to the detector: the last ones
+const MAX_DRAWN = 400;
 
 export class Screen {
   private readonly term: HeadlessTerminal;
@@ -58,6 +60,7 @@ export class Screen {
   // lines drawn since the last takeDrawn(): every row completed by a line feed, and every row that changed
   private drawn: string[] = [];
   private drawnSnapshot: string[] = [];
+  private readonly recentlyDrawn = new Set<string>();
   private cursorHidden = false;
   private kittyDepth = 0;
   // the scroll region (DECSTBM), 0-based rows, for collecting lines that scroll off the alternate screen
@@ -84,6 +87,7 @@ export class Screen {
     this.term.onLineFeed(() => {
       const buffer = this.term.buffer.active;
       if (buffer.type === "alternate") this.altCapture.lineFeed(this.regionRows());
+      if (this.drawn.length >= 4 * MAX_DRAWN) this.drawn.splice(0, this.drawn.length - MAX_DRAWN);
       const row = buffer.getLine(buffer.baseY + buffer.cursorY - 1)?.translateToString(true).trimEnd();
       if (row) this.drawn.push(row);
     });
@@ -166,7 +170,14 @@ export class Screen {
       if (y !== cursor && line && line !== this.drawnSnapshot[y]) this.drawn.push(line);
     });
     this.drawnSnapshot = now;
-    const drawn = this.drawn;
+    // a flood of output is read by its end (where an agent that stops says why), and each line once
+    const drawn: string[] = [];
+    for (const line of this.drawn.slice(-MAX_DRAWN)) {
+      if (this.recentlyDrawn.has(line)) continue;
+      this.recentlyDrawn.add(line);
+      if (this.recentlyDrawn.size > 4000) this.recentlyDrawn.delete(this.recentlyDrawn.values().next().value as string);
+      drawn.push(line);
+    }
     this.drawn = [];
     return drawn;
   }
