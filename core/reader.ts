@@ -29,13 +29,13 @@ export interface ReaderOptions {
 export const STOP_SCORE = 4;
 
 // Words that say an allowance is used up, and words that name one.
-const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low)(?=\W|$)/g;
+const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit)(?=\W|$)/g;
 const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan))\b/g;
 const CODES = /\b(?:insufficient_(?:quota|credits|balance|funds)|usage_limit_(?:reached|exceeded)|quota_exceeded|resource_exhausted|billing_hard_limit_reached|credit_balance_too_low|out_of_credits|quotafailure|(?:Quota|Usage)(?:Limit|Exceeded|Exhausted)(?:Error|Exception)?)\b/i;
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
 const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
 // "add credits to continue": the allowance is gone even when no word says so
-const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto continue\b|\bto continue\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?credits\b/i;
+const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto (?:continue|keep using|keep going)\b|\bto (?:continue|keep using)\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b|\bno (?:paid |more )?(?:\w+ )?(?:usage|credits?|quota) (?:is |are )?available\b/i;
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
 const JSON_BODY = /[{,]\s*["']?(?:message|error|type|code|status)["']?\s*:/;
 
@@ -232,7 +232,7 @@ const VETOES: Check[] = [
     return share && Number(share[1]) < 100 ? `a share below 100% (${share[1]}%)` : undefined;
   }),
   check((c) =>
-    /\b(?:approaching|almost|nearly|close to|near(?:ing)?|running low|running out|about to|will soon|soon|before you (?:hit|reach)|(?:will|may|might|could) (?:hit|reach|exceed|run out))\b/i.test(c.sentence)
+    /\b(?:approaching|almost|nearly|close to|near(?:ing)?|running low|running out|about to|will soon|soon|before you (?:hit|reach)|(?:will|may|might|could|can) (?:hit|reach|exceed|run out))\b/i.test(c.sentence)
       ? "it is only close to the limit"
       : undefined,
   ),
@@ -261,11 +261,12 @@ const VETOES: Check[] = [
       : undefined,
   ),
   check((c) =>
-    /\b(?:switching|switched|falling back|fell back|fallback|will use|will be used|now using)\b(?:(?![.!?]\s).){0,80}\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite)\b|\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite)\b(?:(?![.!?]\s).){0,40}\b(?:will be used|switched to|instead)\b/i.test(c.block.text) &&
+    /(?<!\b(?:try|consider|or|can|could|please)\s)\b(?:switching|switched|falling back|fell back|fallback|will use|will be used|now using)\b(?:(?![.!?]\s).){0,80}\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite|auto)\b|\bswitching to \w+ and continuing\b|\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite)\b(?:(?![.!?]\s).){0,40}\b(?:will be used|switched to|instead)\b/i.test(c.block.text) &&
     !/\bcontinuing automatically at\b/i.test(c.block.text)
       ? "the agent switched model by itself and carries on"
       : undefined,
   ),
+  check((c) => (/\b(?:possible|possibly)\b/i.test(c.block.text) ? "a guess at a cause, not a notice" : undefined)),
   check((c) => (/\?\s*$/.test(c.sentence.trim()) || /^\s*(?:how|what|why|when|can|could|did|do|does|is|are|will|should)\b[^.!]*$/i.test(c.sentence) ? "a question" : undefined)),
   check((c) => {
     const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
@@ -289,10 +290,11 @@ const VETOES: Check[] = [
       ? "a usage meter"
       : undefined,
   ),
+  check((c) => (/\b(?:goal|turn|task|step) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d/i.test(c.block.text) ? "another sense of \"limit\"" : undefined)),
   check((c) =>
     !/limit/i.test(c.allowance)
       ? undefined
-      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
+      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
         ? "another sense of \"limit\""
         : undefined,
   ),
@@ -344,7 +346,7 @@ function isQuoted(c: Candidate): boolean {
   const singles = [...head.matchAll(/(?:^|[\s(\[:])'/g)].length - [...head.matchAll(/(?<=\S)'(?=[\s).,;:\]]|$)/g)].length;
   if (singles > 0 && /'(?:[\s).,;:\]]|$)/.test(tail)) return true;
   // reported: a word that introduces someone else's words stands just before it
-  return /\b(?:says?|said|shows?|showed|showing|printed|prints|displays?|displayed|messages?(?: is| was)?|banner|text|string|phrase|wording|e\.g\.|for example|such as|like|reads?|quote[sd]?)\s*:?\s*(?:\S+\s+){0,3}$/i.test(
+  return /\b(?:says?|said|shows?|showed|showing|printed|prints|displays?|displayed|messages?(?: is| was)?|banner|text|string|phrase|wording|e\.g\.|for example|such as|like|reads?|quote[sd]?)\s*:?\s*(?:[^\s.)]+\s+){0,3}$/i.test(
     head.slice(-60),
   );
 }
