@@ -36,6 +36,11 @@ function open(args: string[], options: { env?: Record<string, string>; cols?: nu
   return terminal;
 }
 
+// The arguments the line-mode stand-in says it was started with.
+function agentArgs(terminal: TestTerminal): string[] {
+  return JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+}
+
 // The pid of uuldana started by the shell of open(..., { shell: true }).
 function uuldanaPid(terminal: TestTerminal): number {
   return Number(spawnSync("pgrep", ["-P", String(terminal.child.pid)], { encoding: "utf8" }).stdout.trim().split("\n")[0]);
@@ -284,7 +289,7 @@ describe("failover", () => {
     expect(screen).toContain(
       "uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC; continuing with line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt",
     );
-    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    const args = agentArgs(terminal);
     expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
     const prompt = args[2]!;
     expect(prompt).toContain("You are continuing a conversation that began with Stand-in limit (limit)");
@@ -334,7 +339,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     terminal.type("rename the helper to parseLine\r");
     await terminal.waitFor("line agent ready", 20_000);
     expect(terminal.title).toBe("uuldana · codex · ask");
-    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    const args = agentArgs(terminal);
     expect(args.slice(0, 5)).toEqual(["--no-daemon", "--sandbox", "read-only", "--ask-for-approval", "on-request"]);
     expect(args[5]).toContain("rename the helper to parseLine");
     expect(args[5]).not.toContain("weekly limit");
@@ -359,7 +364,7 @@ describe("failover chains and ends", () => {
     await terminal.settle();
     terminal.type("second request\r");
     await terminal.waitFor("line agent ready", 20_000);
-    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    const args = agentArgs(terminal);
     const prompt = args.at(-1)!;
     expect(prompt).toContain("--- with Stand-in limit (limit) ---");
     expect(prompt).toContain("I answered: first request");

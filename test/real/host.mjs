@@ -15,14 +15,12 @@ export const READY = {
   gemini: /Type your message/,
 };
 
-export async function checkHosted({ root, id, bin, env, check }) {
+// Starts a real agent through uuldana's host at the ask level, with plain streams for the user's terminal.
+export async function startHosted({ root, id, bin, env, setup, ...more }) {
   const { startRun } = await import(join(root, "dist", "core", "host.js"));
   const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));
-  const setup = harnesses[id].setup();
   const level = manifest.levels.ask;
-  const input = new PassThrough();
-  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const run = startRun({
+  return startRun({
     file: bin,
     args: [...(manifest.args ?? []), ...(level.args ?? []), ...setup.args],
     env: { ...env, TERM: "xterm-256color", ...setup.env, ...(level.env ?? {}) },
@@ -31,9 +29,14 @@ export async function checkHosted({ root, id, bin, env, check }) {
     level: "ask",
     exit: manifest.exit,
     commandKey: "ctrl-]",
-    stdin: input,
-    stdout: sink,
+    stdin: new PassThrough(),
+    stdout: new Writable({ write: (_chunk, _encoding, done) => done() }),
+    ...more,
   });
+}
+
+export async function checkHosted({ root, id, bin, env, check }) {
+  const run = await startHosted({ root, id, bin, env, setup: harnesses[id].setup() });
   const deadline = Date.now() + 30_000;
   let shown = "";
   while (Date.now() < deadline) {

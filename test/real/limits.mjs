@@ -2,11 +2,10 @@
 // answers with its plan-limit error, the real TUI draws its own banner, and uuldana's reader, running in the host,
 // must call it a stop with the reset the server gave.
 import http from "node:http";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
 
 import { harnesses } from "./harness.mjs";
+import { startHosted } from "./host.mjs";
 
 const RESET_SECONDS = 5400;
 
@@ -31,7 +30,6 @@ const LIMIT_REPLIES = {
 const READY = { codex: /Ask Codex to do anything/, "claude-code": /❯/ };
 
 export async function checkLimitScreens({ root, detections, env, check }) {
-  const { startRun } = await import(join(root, "dist", "core", "host.js"));
   const { classifyText } = await import(join(root, "dist", "core", "reader.js"));
   for (const id of Object.keys(LIMIT_REPLIES)) {
     const bin = detections.get(id)?.path;
@@ -49,21 +47,13 @@ export async function checkLimitScreens({ root, detections, env, check }) {
     });
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${server.address().port}`;
-    const setup = harnesses[id].setup({ base });
-    const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));
-    const level = manifest.levels.ask;
     const events = [];
-    const run = startRun({
-      file: bin,
-      args: [...(manifest.args ?? []), ...(level.args ?? []), ...setup.args],
-      env: { ...env, TERM: "xterm-256color", ...setup.env, ...(level.env ?? {}) },
-      cwd: setup.cwd,
-      entry: id,
-      level: "ask",
-      exit: manifest.exit,
-      commandKey: "ctrl-]",
-      stdin: new PassThrough(),
-      stdout: new Writable({ write: (_c, _e, done) => done() }),
+    const run = await startHosted({
+      root,
+      id,
+      bin,
+      env,
+      setup: harnesses[id].setup({ base }),
       detect: { quietSeconds: 1.5, dismissSeconds: 20, classify: (text) => classifyText(text, { now: new Date(), timeZone: "UTC" }) },
       onDetection: (event) => events.push(event),
     });
