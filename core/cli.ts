@@ -73,6 +73,29 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await explainCommand(context, words, options));
     });
 
+  const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
+  sessions
+    .command("list", { isDefault: true })
+    .description("every session, newest first: runs and state")
+    .option("--json", "print one JSON array")
+    .exitOverride()
+    .action(async (options: { json?: boolean }) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { listSessions } = await import("./sessions-command.js");
+      done(listSessions(context, options));
+    });
+  sessions
+    .command("show")
+    .description("one session's history across providers")
+    .argument("<session>", "the session's id")
+    .option("--json", "print the journal's events as one JSON array")
+    .exitOverride()
+    .action(async (id: string, options: { json?: boolean }) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { showSession } = await import("./sessions-command.js");
+      done(showSession(context, id, options));
+    });
+
   const cooldowns = program.command("cooldowns").description("the entries resting after a usage limit").addHelpCommand(false).exitOverride();
   cooldowns
     .command("list", { isDefault: true })

@@ -30,6 +30,8 @@ export interface HostOptions {
   // reading the agent's screen for a gone allowance; events go to onDetection
   detect?: { quietSeconds: number; dismissSeconds: number; classify: (text: string) => Verdict };
   onDetection?: (event: DetectorEvent) => void;
+  // each line the user submits, as it is submitted
+  onUserTurn?: (text: string) => void;
 }
 
 export interface RunResult {
@@ -186,7 +188,10 @@ export function startRun(options: HostOptions): Run {
     if (text.startsWith("\x1b")) return;
     for (const char of text) {
       if (char === "\r" || char === "\n") {
-        if (typing.trim()) userTurns.push(typing.trim());
+        if (typing.trim()) {
+          userTurns.push(typing.trim());
+          options.onUserTurn?.(typing.trim());
+        }
         typing = "";
       } else if (char === "\x7f" || char === "\b") typing = typing.slice(0, -1);
       else if (char >= " ") typing += char;

@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync } from "node:fs";
+import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
@@ -20,7 +20,36 @@ export class Journal {
     fsyncSync(this.fd);
   }
 
+  // Saves a file in the session folder by replacing it whole (temporary file, then rename).
+  save(name: string, text: string): string {
+    const file = join(this.folder, name);
+    writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+    return file;
+  }
+
   close(): void {
     closeSync(this.fd);
   }
+}
+
+export interface JournalEvent {
+  at: string;
+  type: string;
+  [field: string]: unknown;
+}
+
+// Reads a journal; a line torn by a crash (or anything not a JSON object) is skipped.
+export function readJournal(file: string): JournalEvent[] {
+  const events: JournalEvent[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const event = JSON.parse(line) as JournalEvent;
+      if (event && typeof event === "object" && typeof event.type === "string") events.push(event);
+    } catch {
+      // a torn last line
+    }
+  }
+  return events;
 }

@@ -41,6 +41,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   const parts: RunPart[] = [];
   const tried = new Set<string>();
   let spoken = false;
+  let runs = 0;
   let first = true;
   let stderr = "";
   // what ended the previous run, for the line that starts the next
@@ -54,7 +55,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
       if (first) {
         for (const note of notes) say(note);
-        journal.write("session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key) });
+        journal.write("session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
       }
       const ordered = first ? putFirst(rows, options.provider) : rows;
       const candidates = ordered.filter((row) => !tried.has(row.entry.key));
@@ -78,6 +79,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         ceiling,
         sessionId,
         journal,
+        runIndex: ++runs,
         previous,
         rested: first ? await restedAgain(context, chosen.entry.key) : undefined,
         failover: failoverOn && rows.length >= 2,
@@ -130,6 +132,8 @@ interface RunEntryOptions {
   ceiling: Level;
   sessionId: string;
   journal: Journal;
+  // the run's number in the session, for its files
+  runIndex: number;
   // what ended the previous run, said in the line that starts this one
   previous: string | undefined;
   // when this entry's rest ended, if it rested before and runs again now
@@ -167,6 +171,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const notices: string[] = [];
   const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
+  const conversationFile = `conversation-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
   options.journal.write("run-start", {
     entry: chosen.entry.key,
@@ -202,6 +207,13 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
         classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
+      },
+      onUserTurn: (text) => {
+        options.journal.write("user", { entry: chosen.entry.key, text });
+        // the conversation so far is kept current at each turn, in a file of its own
+        void run.screen.read({ conversation: true }).then(({ conversation }) => {
+          if (conversation) options.journal.save(conversationFile, conversation + "\n");
+        });
       },
       onDetection: (event) => {
         if (event.type === "dismissed") {
@@ -254,6 +266,8 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }
+  options.journal.save(conversationFile, ended.conversation + "\n");
+  options.journal.write("conversation", { entry: chosen.entry.key, file: conversationFile });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
   const outcome: Ended = { kind: "ended", entry: chosen.entry.key, manifest, result: ended, limit: options.failover ? limit : undefined, signal: receivedSignal, notices };
   if (!limit && !receivedSignal && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {

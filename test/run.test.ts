@@ -304,7 +304,29 @@ describe("failover", () => {
     const journals = readdirSync(join(sandbox.data, "sessions"));
     expect(journals).toHaveLength(1);
     const events = readFileSync(join(sandbox.data, "sessions", journals[0]!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
-    expect(events).toEqual(["session-start", "run-start", "limit", "cooldown", "run-end", "handoff-from", "run-start", "run-end", "session-end"]);
+    expect(events).toEqual(["session-start", "run-start", "user", "limit", "cooldown", "conversation", "run-end", "handoff-from", "run-start", "user", "conversation", "run-end", "session-end"]);
+    const sessionId = journals[0]!;
+    const listed = await sandbox.run(["sessions", "--json"]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: sessionId, started: expect.stringMatching(/^\d{4}-/), cwd: sandbox.project, runs: ["limit", "line"], state: "ended", exit_code: 0 },
+    ]);
+    const table = await sandbox.run(["sessions"]);
+    expect(table.stdout.split("\n")[1]).toMatch(new RegExp(`^${sessionId}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC  ${sandbox.project}  limit → line  ended$`));
+    const shown = (await sandbox.run(["sessions", "show", sessionId])).stdout.split("\n").map((line) => line.replace(/^\d\d:\d\d {2}/, ""));
+    expect(shown.slice(1, -1)).toEqual([
+      "limit started at ask",
+      "you (to limit): please add a test for the lexer",
+      "limit: usage limit (weekly, inferred): You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)",
+      "limit rests until 2026-12-03 08:01 UTC",
+      `limit's conversation: ${join(sandbox.data, "sessions", sessionId, "conversation-1.txt")}`,
+      "limit ended (stopped by keys), exit 0",
+      "line started at ask, with the conversation so far",
+      "you (to line): /exit",
+      `line's conversation: ${join(sandbox.data, "sessions", sessionId, "conversation-2.txt")}`,
+      "line ended, exit 0",
+      "session ended, exit 0",
+    ]);
+    expect(readFileSync(join(sandbox.data, "sessions", sessionId, "conversation-1.txt"), "utf8")).toContain("I answered: please add a test for the lexer");
   });
 
   it("with failover off, tells the user and leaves the agent running", async () => {
