@@ -23,6 +23,8 @@ export interface Config {
   commandKey: string;
   scrollback: number;
   packs: string[];
+  // patterns blanked out of session journals
+  redact: RegExp[];
   userFile: string;
   projectFile: string | undefined;
   notes: string[];
@@ -46,6 +48,7 @@ interface RawConfig {
   command_key?: string;
   scrollback?: number;
   packs?: string[];
+  redact?: string[];
 }
 
 export interface ConfigOptions {
@@ -75,6 +78,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     commandKey: user.command_key ?? "ctrl-]",
     scrollback: user.scrollback ?? 5000,
     packs: user.packs ?? [],
+    redact: compileRedactions(user.redact ?? [], userFile),
     userFile,
     projectFile: undefined,
     notes: [],
@@ -85,6 +89,23 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
 }
 
 // --- internal ---
+
+function compileRedactions(patterns: string[], file: string): RegExp[] {
+  return patterns.map((pattern, index) => {
+    try {
+      return new RegExp(pattern, "g");
+    } catch (error) {
+      const issue: Issue = {
+        pointer: `/redact/${index}`,
+        message: `is not a valid regular expression (${(error as Error).message.replace(/^Invalid regular expression: /, "")})`,
+        value: pattern,
+        allowed: "a JavaScript regular expression",
+        hint: describePointer("config", "/redact"),
+      };
+      throw new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (1 problem)`, { details: formatIssues([issue]) });
+    }
+  });
+}
 
 async function readUserConfig(file: string, required: boolean): Promise<RawConfig> {
   let text: string;

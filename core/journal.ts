@@ -8,7 +8,7 @@ export class Journal {
   readonly file: string;
   private readonly fd: number;
 
-  constructor(dataDir: string, sessionId: string) {
+  constructor(dataDir: string, sessionId: string, private readonly redactions: readonly (RegExp | string)[] = []) {
     this.folder = join(dataDir, "sessions", sessionId);
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     this.file = join(this.folder, "journal.jsonl");
@@ -16,20 +16,30 @@ export class Journal {
   }
 
   write(type: string, fields: Record<string, unknown> = {}): void {
-    appendFileSync(this.fd, JSON.stringify({ at: new Date().toISOString(), type, ...fields }) + "\n");
+    const line = JSON.stringify({ at: new Date().toISOString(), type, ...fields }, (_key, value: unknown) =>
+      typeof value === "string" ? this.redact(value) : value,
+    );
+    appendFileSync(this.fd, line + "\n");
     fsyncSync(this.fd);
   }
 
   // Saves a file in the session folder by replacing it whole (temporary file, then rename).
   save(name: string, text: string): string {
     const file = join(this.folder, name);
-    writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+    writeFileSync(`${file}.tmp`, this.redact(text), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     return file;
   }
 
   close(): void {
     closeSync(this.fd);
+  }
+
+  // Secrets out: every match of a pattern, and every literal value, becomes [redacted].
+  redact(text: string): string {
+    let clean = text;
+    for (const pattern of this.redactions) clean = typeof pattern === "string" ? clean.split(pattern).join("[redacted]") : clean.replace(pattern, "[redacted]");
+    return clean;
   }
 }
 

@@ -36,7 +36,9 @@ const FAILED_START_MS = 3000;
 // its allowance is gone, rests it and continues the conversation with the next eligible entry.
 export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
   const sessionId = newSessionId(options.now);
-  const journal = new Journal(context.dirs.data, sessionId);
+  // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
+  const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);
+  const journal = new Journal(context.dirs.data, sessionId, [...context.config.redact, ...secrets]);
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [];
   const tried = new Set<string>();

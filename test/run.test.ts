@@ -464,3 +464,36 @@ describe("rests that end", () => {
     expect(screen.join("\n")).not.toContain("line agent ready");
   });
 });
+
+describe("secrets", () => {
+  it("never reach the journal: entries' env values and what redact patterns match", async () => {
+    sandbox.write("config/config.json", { providers: [{ id: "line", env: { ACCOUNT_DIR: "/secret/account-dir" } }], auto_detect: false, redact: ["sk-[A-Za-z0-9]{8,}"] });
+    const terminal = open(["run"], { cols: 200 });
+    await terminal.waitFor("line agent ready");
+    terminal.type("use sk-abcdefghijklmnop from /secret/account-dir\r");
+    await terminal.waitFor("you said: use sk-abcdefghijklmnop");
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
+    const kept = readdirSync(folder).map((file) => readFileSync(join(folder, file), "utf8")).join("\n");
+    expect(kept).toContain("you said: use [redacted] from [redacted]");
+    expect(kept).not.toContain("sk-abcdefghijklmnop");
+    expect(kept).not.toContain("/secret/account-dir");
+  });
+
+  it("rejects a redact pattern that is not a regular expression, naming the place", async () => {
+    const file = sandbox.write("config/config.json", { redact: ["sk-(unclosed"] });
+    expect(await sandbox.run(["run"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: [
+        `uuldana: invalid config ${file} (1 problem)`,
+        "  at /redact/0 (redact[0]): is not a valid regular expression (/sk-(unclosed/g: Unterminated group)",
+        '    value: "sk-(unclosed"',
+        "    allowed: a JavaScript regular expression",
+        "    hint: Regular expressions whose matches are replaced by [redacted] in everything a session journal keeps (entries' env values always are).",
+        "",
+      ].join("\n"),
+    });
+  });
+});
