@@ -73,6 +73,17 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await explainCommand(context, words, options));
     });
 
+  program
+    .command("resume")
+    .description("continue a session (the newest begun in this folder, by default) with its whole history")
+    .argument("[session]", "the session's id")
+    .exitOverride()
+    .action(async (id: string | undefined) => {
+      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const { resumeCommand } = await import("./resume-command.js");
+      done(await resumeCommand(context, id));
+    });
+
   const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
   sessions
     .command("list", { isDefault: true })

@@ -25,6 +25,8 @@ export interface RunOptions {
   failover?: boolean;
   agentArgs: string[];
   now?: Date;
+  // continue an earlier session: its id, the runs it had, and whether anyone had spoken
+  resume?: { sessionId: string; parts: RunPart[]; spoken: boolean };
 }
 
 type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
@@ -35,15 +37,15 @@ const FAILED_START_MS = 3000;
 // uuldana run: starts the first eligible entry of the priority list, passes the terminal through to it, and when
 // its allowance is gone, rests it and continues the conversation with the next eligible entry.
 export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
-  const sessionId = newSessionId(options.now);
+  const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
   // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
   const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);
   const journal = new Journal(context.dirs.data, sessionId, [...context.config.redact, ...secrets]);
   const failoverOn = options.failover !== false && context.config.failover;
-  const parts: RunPart[] = [];
+  const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const tried = new Set<string>();
-  let spoken = false;
-  let runs = 0;
+  let spoken = options.resume?.spoken ?? false;
+  let runs = options.resume?.parts.length ?? 0;
   let first = true;
   let stderr = "";
   // what ended the previous run, for the line that starts the next
@@ -57,7 +59,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
       if (first) {
         for (const note of notes) say(note);
-        journal.write("session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
+        journal.write(options.resume ? "session-resume" : "session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
       }
       const ordered = first ? putFirst(rows, options.provider) : rows;
       const candidates = ordered.filter((row) => !tried.has(row.entry.key));
@@ -269,7 +271,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     restoreTerminal();
   }
   options.journal.save(conversationFile, ended.conversation + "\n");
-  options.journal.write("conversation", { entry: chosen.entry.key, file: conversationFile });
+  options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
   const outcome: Ended = { kind: "ended", entry: chosen.entry.key, manifest, result: ended, limit: options.failover ? limit : undefined, signal: receivedSignal, notices };
   if (!limit && !receivedSignal && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {

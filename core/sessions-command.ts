@@ -43,6 +43,11 @@ export function showSession(context: Context, id: string, options: { json?: bool
   return result(lines.join("\n") + "\n");
 }
 
+// The sessions, newest first, with the folder each began in.
+export function listSessionIds(dataDir: string): { id: string; cwd: string }[] {
+  return readSessions(dataDir).map(({ id, cwd }) => ({ id, cwd }));
+}
+
 // --- internal ---
 
 function readSessions(dataDir: string): SessionSummary[] {

@@ -327,6 +327,20 @@ describe("failover", () => {
       "session ended, exit 0",
     ]);
     expect(readFileSync(join(sandbox.data, "sessions", sessionId, "conversation-1.txt"), "utf8")).toContain("I answered: please add a test for the lexer");
+
+    // resume: the same session, the first eligible entry (the first still rests), both runs' text in its prompt
+    const resumed = open(["resume"], { env: { TZ: "Europe/Berlin" }, cols: 220 });
+    await resumed.waitFor("line agent ready", 20_000);
+    const again = agentArgs(resumed).at(-1)!;
+    expect(again).toContain("--- with Stand-in limit (limit) ---");
+    expect(again).toContain("I answered: please add a test for the lexer");
+    expect(again).toContain("--- with Stand-in line (line) ---");
+    expect(again).not.toContain("hit your weekly limit");
+    resumed.type("/exit\r");
+    await resumed.exited;
+    expect(readdirSync(join(sandbox.data, "sessions"))).toEqual([sessionId]);
+    const after = readFileSync(join(sandbox.data, "sessions", sessionId, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
+    expect(after.slice(13, 16)).toEqual(["session-resume", "skipped", "run-start"]);
   });
 
   it("with failover off, tells the user and leaves the agent running", async () => {

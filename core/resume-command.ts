@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import type { Context } from "./context.js";
+import { UuldanaError } from "./errors.js";
+import type { RunPart } from "./handoff.js";
+import { readJournal } from "./journal.js";
+import type { CommandResult } from "./result.js";
+import { runCommand } from "./run-command.js";
+import { listSessionIds } from "./sessions-command.js";
+
+// uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
+// journal, starting the first eligible entry with the whole history of its runs as the first prompt.
+export async function resumeCommand(context: Context, id: string | undefined): Promise<CommandResult> {
+  const sessions = listSessionIds(context.dirs.data);
+  const chosen = id ? sessions.find((s) => s.id === id) : (sessions.find((s) => s.cwd === context.cwd) ?? sessions[0]);
+  if (!chosen) {
+    throw new UuldanaError("E_USAGE", id ? `no session "${id}"` : "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
+  }
+  if (chosen.cwd !== context.cwd) process.stderr.write(`uuldana: session ${chosen.id} began in ${chosen.cwd}; resuming it here, in ${context.cwd}\n`);
+  const folder = join(context.dirs.data, "sessions", chosen.id);
+  const events = readJournal(join(folder, "journal.jsonl"));
+  const parts: RunPart[] = [];
+  let stopText: Record<string, string> = {};
+  for (const event of events) {
+    if (event.type === "limit") stopText = { ...stopText, [String(event.entry)]: String(event.text) };
+    if (event.type !== "conversation") continue;
+    const entry = String(event.entry);
+    let conversation = "";
+    try {
+      conversation = readFileSync(join(folder, String(event.file)), "utf8");
+    } catch {
+      continue;
+    }
+    parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}) });
+  }
+  const spoken = events.some((event) => event.type === "user");
+  return runCommand(context, { agentArgs: [], resume: { sessionId: chosen.id, parts, spoken } });
+}
