@@ -2,11 +2,13 @@
 export interface PromptContext {
   header(): string[];
   status(): string[];
+  // "/agent …": the priority list, and changes to it
+  agent?: (args: string) => string[];
 }
 
 export type PromptOutcome = "open" | "close" | "send-key";
 
-const COMMANDS = ["/status", "/close"];
+const COMMANDS = ["/status", "/agent", "/close"];
 
 export class CommandPrompt {
   private line = "";
@@ -52,6 +54,7 @@ export class CommandPrompt {
     this.line = "";
     if (command === "" || command === "/close") return "close";
     if (command === "/status") this.message = this.context.status();
+    else if ((command === "/agent" || command.startsWith("/agent ")) && this.context.agent) this.message = this.context.agent(command.slice(6).trim());
     else this.message = [`unknown command "${command}"; commands: ${COMMANDS.join(", ")}`];
     return "open";
   }

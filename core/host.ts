@@ -24,7 +24,7 @@ export interface HostOptions {
   scrollback?: number;
   typedPrompt?: { text: string; ready: RegExp };
   // lines about the session for the command-key header and /status
-  describe?: { header(): string[]; status(): string[] };
+  describe?: { header(): string[]; status(): string[]; agent?: (args: string) => string[] };
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
   // reading the agent's screen for a gone allowance; events go to onDetection
@@ -148,6 +148,7 @@ export function startRun(options: HostOptions): Run {
       screen.skipped ? `the screen model skipped ${screen.skipped} characters it could not keep up with` : "the screen model is complete",
       ...describe.status(),
     ],
+    ...(describe.agent ? { agent: describe.agent } : {}),
   };
 
   const openPrompt = (rest: Buffer): void => {

@@ -1,6 +1,8 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
+import { changeOrder, type OrderChange } from "./agent-order.js";
+import { loadConfig } from "./config.js";
 import type { Context } from "./context.js";
 import { readCooldowns, updateCooldowns } from "./cooldowns.js";
 import type { DetectorEvent } from "./detector.js";
@@ -55,6 +57,10 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   try {
     for (;;) {
+      // /agent may have changed config.json during the last run: the next start walks the new order
+      if (!first && existsSync(context.config.userFile)) {
+        context.config = await loadConfig({ configDir: context.dirs.config, configFile: context.config.userFile, cwd: context.cwd, env: context.env });
+      }
       const handoff: boolean = parts.length > 0 && spoken;
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
       if (first) {
@@ -239,6 +245,18 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
       describe: {
         header: () => [`session ${options.sessionId} · ceiling ${options.ceiling}`, `resting: ${resting.length ? resting.join(", ") : "none"}`],
         status: () => [`session ${options.sessionId}`, `ceiling ${options.ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
+        agent: (args) => {
+          const [verb, key] = args.split(/\s+/);
+          if (!verb) {
+            return [
+              "priority list:",
+              ...options.rows.map((row) => `  ${row.order}. ${row.entry.key}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
+              "change it: /agent up|down|first|remove ENTRY, or /agent add PROVIDER",
+            ];
+          }
+          if (!["up", "down", "first", "add", "remove"].includes(verb) || !key) return ["usage: /agent [up|down|first|remove ENTRY | add PROVIDER]"];
+          return [changeOrder(context.config.userFile, verb as OrderChange, key), "the next failover walks this order"];
+        },
       },
     });
   } catch (error) {

@@ -113,7 +113,7 @@ describe("uuldana run", () => {
     expect(prompt.slice(2)).toEqual([
       "resting: none",
       "",
-      "Commands: /status, /close. Esc or Enter closes; ctrl-] again sends ctrl-] to the agent.",
+      "Commands: /status, /agent, /close. Esc or Enter closes; ctrl-] again sends ctrl-] to the agent.",
       "",
       "uuldana>",
     ]);
@@ -509,5 +509,29 @@ describe("secrets", () => {
         "",
       ].join("\n"),
     });
+  });
+});
+
+describe("/agent", () => {
+  it("reorders the priority list from inside a session: config.json keeps the rest, the next failover follows", async () => {
+    const config = sandbox.write("config/config.json", { $schema: "../schemas/config.schema.json", quiet_seconds: 0.3, providers: ["limit", "line", "screen"], auto_detect: false });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
+    await terminal.waitFor("limit agent ready");
+    terminal.type("\x1d");
+    await terminal.waitFor("uuldana>");
+    terminal.type("/agent\r");
+    const listed = await terminal.waitFor("change it:");
+    expect(listed).toContain("  1. limit: ready at ask");
+    terminal.type("/agent first screen\r");
+    await terminal.waitFor("providers: screen, limit, line");
+    expect(readFileSync(config, "utf8")).toBe(
+      JSON.stringify({ $schema: "../schemas/config.schema.json", quiet_seconds: 0.3, providers: ["screen", "limit", "line"], auto_detect: false }, null, 2) + "\n",
+    );
+    terminal.type("\x1b");
+    await terminal.waitFor("limit agent ready");
+    terminal.type("carry on\r");
+    await terminal.waitFor("SCREEN AGENT", 20_000);
+    terminal.type("q");
+    await terminal.exited;
   });
 });
