@@ -35,5 +35,6 @@ export async function resumeCommand(context: Context, id: string | undefined): P
     parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}) });
   }
   const spoken = events.some((event) => event.type === "user");
-  return runCommand(context, { agentArgs: [], resume: { sessionId: chosen.id, parts, spoken } });
+  const lastEntry = events.filter((event) => event.type === "run-start").map((event) => String(event.entry)).at(-1);
+  return runCommand(context, { agentArgs: [], resume: { sessionId: chosen.id, parts, spoken, lastEntry } });
 }

@@ -28,7 +28,7 @@ export interface RunOptions {
   agentArgs: string[];
   now?: Date;
   // continue an earlier session: its id, the runs it had, and whether anyone had spoken
-  resume?: { sessionId: string; parts: RunPart[]; spoken: boolean };
+  resume?: { sessionId: string; parts: RunPart[]; spoken: boolean; lastEntry: string | undefined };
 }
 
 type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
@@ -77,20 +77,22 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         journal.write("session-end", { exit_code: 1, reason: "no entry can run" });
         return result("", stderr + message, 1);
       }
-      const prompt: Handoff | undefined = handoff ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`) }) : undefined;
+      // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
+      const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
+      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`) }) : undefined;
       if (prompt) {
         writeFileSync(join(journal.folder, `transcript-${parts.length}.txt`), prompt.transcript + "\n", { mode: 0o600 });
         writeFileSync(join(journal.folder, `prompt-${parts.length}.txt`), prompt.prompt, { mode: 0o600 });
       }
       const outcome = await runEntry(context, chosen, {
-        agentArgs: first ? options.agentArgs : [],
+        agentArgs: native ?? (first ? options.agentArgs : []),
         prompt: prompt?.prompt,
         promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
         ceiling,
         sessionId,
         journal,
         runIndex: ++runs,
-        previous,
+        previous: native ? `resuming ${chosen.entry.key}'s own conversation (${native.join(" ")})` : previous,
         rested: first ? await restedAgain(context, chosen.entry.key) : undefined,
         failover: failoverOn && rows.length >= 2,
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
@@ -192,7 +194,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   });
   const starting = `${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""}`;
   const opening = options.previous
-    ? `${options.previous}; continuing with ${starting}`
+    ? `${options.previous}; ${options.previous.startsWith("resuming") ? "starting" : "continuing with"} ${starting}`
     : options.rested
       ? `${chosen.entry.key} has rested (its allowance returned at ${formatInstant(options.rested)}); starting it again: ${starting}`
       : `starting ${starting}`;

@@ -535,3 +535,23 @@ describe("/agent", () => {
     await terminal.exited;
   });
 });
+
+describe("resume through the agent's own resume flag", () => {
+  it("resumes natively when the first eligible entry ran last and its manifest says how", async () => {
+    sandbox.write("config/config.json", { providers: ["line"], auto_detect: false });
+    const first = open(["run"], { cols: 200 });
+    await first.waitFor("line agent ready");
+    first.type("hello\r");
+    await first.waitFor("you said: hello");
+    first.type("/exit\r");
+    await first.exited;
+    const manifest = JSON.parse(readFileSync(join(sandbox.config, "providers", "line.json"), "utf8"));
+    sandbox.write("config/providers/line.json", { ...manifest, resume: { args: ["--continue"] } });
+    const resumed = open(["resume"], { cols: 200 });
+    const screen = await resumed.waitFor("line agent ready");
+    expect(screen[0]).toBe("uuldana: resuming line's own conversation (--continue); starting line (Stand-in line 1.0.0) at ask · ctrl-] opens uuldana's prompt");
+    expect(agentArgs(resumed)).toEqual(["--base", "--ask", "--continue"]);
+    resumed.type("/exit\r");
+    await resumed.exited;
+  });
+});
