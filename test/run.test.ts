@@ -41,6 +41,16 @@ function agentArgs(terminal: TestTerminal): string[] {
   return JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
 }
 
+// Runs the limit stand-in past its weekly-limit banner, leaves it with /exit, and returns the last screen.
+async function runPastLimit(): Promise<string[]> {
+  const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
+  await terminal.waitFor("You've hit your weekly limit");
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  terminal.type("/exit\r");
+  expect((await terminal.exited).exitCode).toBe(0);
+  return terminal.waitFor("exited with code 0");
+}
+
 // The pid of uuldana started by the shell of open(..., { shell: true }).
 function uuldanaPid(terminal: TestTerminal): number {
   return Number(spawnSync("pgrep", ["-P", String(terminal.child.pid)], { encoding: "utf8" }).stdout.trim().split("\n")[0]);
@@ -242,12 +252,7 @@ describe("uuldana run reading the agent's screen", () => {
   });
 
   it("says when the agent's allowance is gone and when it returns, and leaves the agent running", async () => {
-    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
-    await terminal.waitFor("You've hit your weekly limit");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    terminal.type("/exit\r");
-    expect((await terminal.exited).exitCode).toBe(0);
-    const screen = await terminal.waitFor("exited with code 0");
+    const screen = await runPastLimit();
     expect(screen.slice(-2)).toEqual([
       "uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); there is no other entry to move to, so it keeps running",
       expect.stringMatching(/^uuldana: limit \(Stand-in limit\) exited with code 0 after \d+s$/),
@@ -345,12 +350,7 @@ describe("failover", () => {
 
   it("with failover off, tells the user and leaves the agent running", async () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, failover: false });
-    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
-    await terminal.waitFor("You've hit your weekly limit");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    terminal.type("/exit\r");
-    expect((await terminal.exited).exitCode).toBe(0);
-    const screen = await terminal.waitFor("exited with code 0");
+    const screen = await runPastLimit();
     expect(screen.at(-2)).toBe("uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); failover is off, so it keeps running");
   });
 
