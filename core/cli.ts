@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 
 import { loadContext } from "./context.js";
-import { UuldanaError, formatError } from "./errors.js";
+import { UuldanaError, formatError, formatInternalError } from "./errors.js";
 import { LEVELS, type Level } from "./levels.js";
 import { resolveDirs } from "./paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
@@ -44,6 +44,9 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}`;
     });
 
+  // the folders and merged config, for commands that need them (--config replaces config.json)
+  const commandContext = (): ReturnType<typeof loadContext> => loadContext({ configFile: program.opts<{ config?: string }>().config });
+
   program
     .command("run")
     .description("run the first available entry of the priority list in this terminal, passed through untouched")
@@ -53,7 +56,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .argument("[agent-args...]", "arguments after -- go to the first agent")
     .exitOverride()
     .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean }) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { runCommand } = await import("./run-command.js");
       done(await runCommand(context, { ...options, agentArgs }));
     });
@@ -69,7 +72,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .exitOverride()
     .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
       const { explainCommand } = await import("./explain-command.js");
-      const context = options.provider ? await loadContext({ configFile: program.opts<{ config?: string }>().config }) : undefined;
+      const context = options.provider ? await commandContext() : undefined;
       done(await explainCommand(context, words, options));
     });
 
@@ -79,7 +82,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .argument("[session]", "the session's id")
     .exitOverride()
     .action(async (id: string | undefined) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { resumeCommand } = await import("./resume-command.js");
       done(await resumeCommand(context, id));
     });
@@ -91,7 +94,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { listSessions } = await import("./sessions-command.js");
       done(listSessions(context, options));
     });
@@ -102,7 +105,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print the journal's events as one JSON array")
     .exitOverride()
     .action(async (id: string, options: { json?: boolean }) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { showSession } = await import("./sessions-command.js");
       done(showSession(context, id, options));
     });
@@ -114,7 +117,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { listCooldowns } = await import("./cooldowns-command.js");
       done(await listCooldowns(context, options));
     });
@@ -124,7 +127,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .argument("[entry]", "the entry's key")
     .exitOverride()
     .action(async (entry: string | undefined) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       const { clearCooldowns } = await import("./cooldowns-command.js");
       done(await clearCooldowns(context, entry));
     });
@@ -144,7 +147,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .addOption(ceilingOption)
     .exitOverride()
     .action(async (options: { all?: boolean; json?: boolean; ceiling?: Level }) => {
-      const context = await loadContext({ configFile: program.opts<{ config?: string }>().config });
+      const context = await commandContext();
       done(await listProviders(context, options));
     });
 
@@ -171,8 +174,7 @@ function report(error: unknown): number {
     process.stderr.write(formatError(error));
     return error.exitCode;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`uuldana: internal error: ${message}\nhint: this is a bug in uuldana; please report it with the command you ran\n`);
+  process.stderr.write(formatInternalError(error));
   return 70;
 }
 

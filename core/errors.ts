@@ -41,3 +41,9 @@ export function formatError(error: UuldanaError): string {
   if (error.hint) lines.push(`hint: ${error.hint}`);
   return lines.join("\n") + "\n";
 }
+
+// The text printed for a failure that is uuldana's own fault: never a stack trace, always what to do.
+export function formatInternalError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `uuldana: internal error: ${message}\nhint: this is a bug in uuldana; please report it with the command you ran\n`;
+}

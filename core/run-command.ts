@@ -7,7 +7,7 @@ import type { Context } from "./context.js";
 import { readCooldowns, updateCooldowns } from "./cooldowns.js";
 import type { DetectorEvent } from "./detector.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
-import { UuldanaError } from "./errors.js";
+import { UuldanaError, formatInternalError } from "./errors.js";
 import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
 import { restoreTerminal, startRun, type Run, type RunResult } from "./host.js";
 import { Journal } from "./journal.js";
@@ -49,7 +49,6 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   let spoken = options.resume?.spoken ?? false;
   let runs = options.resume?.parts.length ?? 0;
   let first = true;
-  let stderr = "";
   // what ended the previous run, for the line that starts the next
   let previous: string | undefined;
   // a start that failed at once, kept to end the session with when no other entry can run
@@ -75,7 +74,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       if (!chosen) {
         const message = (previous ? `uuldana: ${previous}.\n` : "") + nothingCanRun(ordered, ceiling, new Date());
         journal.write("session-end", { exit_code: 1, reason: "no entry can run" });
-        return result("", stderr + message, 1);
+        return result("", message, 1);
       }
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
@@ -113,7 +112,6 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation: ended.conversation, stopText: limit?.text });
       if (limit && failoverOn && rows.length >= 2) {
         const until = restUntil(limit, context.config.cooldownMinutes);
-        stderr = "";
         previous = `${chosen.entry.key}'s ${limitName(limit)} is gone; it rests until ${formatInstant(until)}`;
         journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: ended.stop?.step ?? "exit" });
         tried.clear();
@@ -274,7 +272,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const onCrash = (error: Error): void => {
     restoreTerminal();
     run.agent.signal("SIGHUP");
-    process.stderr.write(`uuldana: internal error: ${error.message}\nhint: this is a bug in uuldana; please report it with the command you ran\n`);
+    process.stderr.write(formatInternalError(error));
     process.exit(70);
   };
   const signals: NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
