@@ -87,6 +87,16 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await resumeCommand(context, id));
     });
 
+  program
+    .command("demo")
+    .description("watch a failover between two stand-in agents, in temporary folders (about 10 seconds)")
+    .option("--keep", "keep the demo's config, data and journal instead of removing them")
+    .exitOverride()
+    .action(async (options: { keep?: boolean }) => {
+      const { demoCommand } = await import("./demo-command.js");
+      done(await demoCommand(options));
+    });
+
   const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
   sessions
     .command("list", { isDefault: true })

@@ -63,9 +63,12 @@ function cleanConversation(part: RunPart): string {
     .split("\n")
     .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
     // a panel's borders are drawing, not words
-    .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd())
-    .filter((line) => !stop || !normalize(line) || !stop.includes(normalize(line)));
-  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+    .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd());
+  const isStop = (line: string): boolean => Boolean(stop) && Boolean(normalize(line)) && stop.includes(normalize(line));
+  // the stop message ends the conversation: what follows it is the agent's limit menu and the keys that left it
+  const last = lines.findLastIndex(isStop);
+  const kept = last === -1 ? lines : lines.slice(0, last);
+  return kept.filter((line) => !isStop(line)).join("\n").replace(/\n{3,}/g, "\n\n").trim();
 }
 
 function normalize(text: string): string {

@@ -29,6 +29,10 @@ export interface RunOptions {
   now?: Date;
   // continue an earlier session: its id, the runs it had, and whether anyone had spoken
   resume?: { sessionId: string; parts: RunPart[]; spoken: boolean; lastEntry: string | undefined };
+  // the terminal the agents are shown on and typed into (the demo plays both); the process's own by default
+  terminal?: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream };
+  // said before each run starts, and when it has ended
+  say?: (line: string) => void;
 }
 
 type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
@@ -53,7 +57,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   let previous: string | undefined;
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
-  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  const say = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
   try {
     for (;;) {
       // /agent may have changed config.json during the last run: the next start walks the new order
@@ -97,6 +101,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
         say,
+        terminal: options.terminal,
       });
       first = false;
       tried.add(chosen.entry.key);
@@ -153,6 +158,7 @@ interface RunEntryOptions {
   why: string;
   rows: Assessment[];
   say: (line: string) => void;
+  terminal: RunOptions["terminal"];
 }
 
 interface Ended {
@@ -212,6 +218,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
       exit: manifest.exit,
       commandKey: context.config.commandKey,
       scrollback: context.config.scrollback,
+      ...options.terminal,
       ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: new RegExp(manifest.prompt!.ready!, "m") } } : {}),
       detect: {
         quietSeconds: context.config.quietSeconds,

@@ -31,6 +31,24 @@ describe("the handoff prompt", () => {
     expect(handoff.prompt).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
 
+  it("ends the conversation at the stop message: the limit menu and the keys that left the agent stay behind", () => {
+    const menu = {
+      ...part,
+      conversation: [
+        "> what changed?",
+        "The parser now reads one line at a time.",
+        "  ⎿  You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)",
+        " What do you want to do?",
+        " ❯ 1. Stop and wait for limit to reset",
+        "   2. Upgrade your plan",
+        "› /exit",
+        "Goodbye.",
+      ].join("\n"),
+    };
+    const handoff = buildHandoff({ parts: [menu], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(["--- with Claude Code (claude-work) ---", "> what changed?", "The parser now reads one line at a time."].join("\n"));
+  });
+
   it("keeps every run's part, in order", () => {
     const second = { entry: "codex", name: "Codex CLI", conversation: "> now add tests\nAdded three tests.", stopText: "You've hit your usage limit." };
     const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });

@@ -41,6 +41,14 @@ export class TestTerminal {
     return lines;
   }
 
+  // Everything the terminal shows and has scrolled away, one string per row without trailing blanks.
+  text(): string {
+    const buffer = this.term.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < buffer.length; y++) lines.push((buffer.getLine(y)?.translateToString(true) ?? "").trimEnd());
+    return lines.join("\n").trimEnd();
+  }
+
   async waitFor(pattern: RegExp | string, timeoutMs = 10_000): Promise<string[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
