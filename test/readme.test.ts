@@ -1,13 +1,40 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 
 import { LEVELS } from "../core/levels.js";
+import { renderReference, replaceReference } from "../core/reference.js";
 import type { Manifest } from "../core/types.js";
-import { root } from "./helpers.js";
+import { linkAgent, makeSandbox, root, type Sandbox } from "./helpers.js";
 
 const readme = readFileSync(join(root, "README.md"), "utf8");
+
+let sandbox: Sandbox | undefined;
+afterEach(() => sandbox?.cleanup());
+
+// The README's sh blocks (indented ones too): each command, and the output shown under it when lines start with "$ ".
+function shownCommands(): { command: string; output: string | undefined }[] {
+  const found: { command: string; output: string | undefined }[] = [];
+  for (const match of readme.matchAll(/^( *)```sh\n([\s\S]*?)^ *```$/gm)) {
+    const lines = match[2]!.split("\n").map((line) => line.slice(match[1]!.length)).filter((line, i, all) => i < all.length - 1 || line);
+    if (!lines.some((line) => line.startsWith("$ "))) {
+      for (const line of lines) if (line.trim()) found.push({ command: line.trim(), output: undefined });
+      continue;
+    }
+    for (const [i, line] of lines.entries()) {
+      if (!line.startsWith("$ ")) continue;
+      const next = lines.findIndex((other, j) => j > i && other.startsWith("$ "));
+      found.push({ command: line.slice(2), output: lines.slice(i + 1, next === -1 ? undefined : next).join("\n") });
+    }
+  }
+  return found;
+}
+
+// Words of a command line as a shell would split them (double quotes only; nothing is ever run through a shell).
+function words(command: string): string[] {
+  return [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+}
 
 describe("README", () => {
   it("shows each built-in provider's flags per level exactly as the manifests have them", () => {
@@ -38,4 +65,44 @@ describe("README", () => {
     expect(ci).toContain("npm ci && npm start");
     expect(ci).toContain("step test npm test");
   });
+
+  it("carries the config and manifest reference exactly as the schemas describe them", () => {
+    const schema = (name: string): object => JSON.parse(readFileSync(join(root, "schemas", `${name}.schema.json`), "utf8")) as object;
+    const current = replaceReference(readme, renderReference(schema("config"), schema("manifest")));
+    // when this fails: npm run reference
+    expect(readme).toBe(current);
+  });
+
+  it("shows only commands a test runs, and their output as it is", async () => {
+    const commands = shownCommands();
+    const ci = readFileSync(join(root, ".ci", "run"), "utf8");
+    const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    // npm commands run elsewhere: by CI on a clean clone, or by the test named here
+    const runBy: Record<string, () => boolean> = {
+      "npm ci && npm start": () => ci.includes("npm ci && npm start") && scripts.start === "node dist/core/cli.js demo",
+      "npm test": () => ci.includes("step test npm test"),
+      "npm run test:real": () => ci.includes("npm run test:real"),
+      "npm install -g uuldana": () => readFileSync(join(root, "test", "install.test.ts"), "utf8").includes('"install", "-g"'),
+    };
+    sandbox = makeSandbox();
+    linkAgent(sandbox, "claude", "real-version.sh");
+    linkAgent(sandbox, "codex", "real-version.sh");
+    const tour = /## A short tour[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+    sandbox.write("config/config.json", tour);
+    let ran = 0;
+    for (const { command, output } of commands) {
+      if (command.startsWith("npm ")) {
+        expect(runBy[command]?.() ?? false, `no test runs "${command}"`).toBe(true);
+        continue;
+      }
+      const [program, ...args] = words(command);
+      expect(program, command).toBe("uuldana");
+      const run = await sandbox.run(args, { env: { TZ: "UTC" } });
+      expect(run.code, `${command}\n${run.stderr}`).toBe(0);
+      if (output !== undefined) expect(run.stdout.trimEnd(), command).toBe(output);
+      ran++;
+    }
+    expect(ran).toBeGreaterThanOrEqual(2);
+  });
 });
+
