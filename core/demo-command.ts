@@ -49,6 +49,7 @@ export async function demoCommand(options: { keep?: boolean }): Promise<CommandR
       options.keep ? `The demo's files are kept in ${folder}.` : "The demo's temporary folder has been removed (uuldana demo --keep keeps it).",
       failedOver ? "That was a failover: run uuldana run in a project to start your own agents." : "",
     ].filter((line, i, all) => line || all[i - 1]);
+    if (!failedOver && ended.exitCode > 128) return result(text.join("\n") + "\n", "uuldana: the demo was stopped before the failover\n", ended.exitCode);
     if (!failedOver) return result(text.join("\n") + "\n", "uuldana: the demo did not reach the second agent\n", 1);
     return result(text.join("\n") + "\n", "", ended.exitCode);
   } finally {
@@ -116,10 +117,19 @@ function scriptedUser(show: (text: string) => void): { terminal: { stdin: NodeJS
     },
   });
   later(DEADLINE_MS, () => type("\x1b/exit\r"));
+  // once the user stops the demo (uuldana then stops the agent), the script types nothing more
+  const halt = (): void => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    next = CUES.length;
+  };
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, halt);
   return {
     terminal: { stdin: keyboard as unknown as NodeJS.ReadStream, stdout: screen as unknown as NodeJS.WriteStream },
     done: () => {
-      for (const timer of timers) clearTimeout(timer);
+      halt();
+      for (const signal of signals) process.off(signal, halt);
       keyboard.end();
     },
   };

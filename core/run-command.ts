@@ -115,7 +115,8 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       const { result: ended, limit } = outcome;
       spoken ||= ended.userTurns.length > 0 || prompt !== undefined;
       parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation: ended.conversation, stopText: limit?.text });
-      if (limit && failoverOn && rows.length >= 2) {
+      // a signal to uuldana means the user wants to stop, even if a limit came first
+      if (limit && !outcome.signal && failoverOn && rows.length >= 2) {
         const until = restUntil(limit, context.config.cooldownMinutes);
         previous = `${chosen.entry.key}'s ${limitName(limit)} is gone; it rests until ${formatInstant(until)}`;
         journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: ended.stop?.step ?? "exit" });

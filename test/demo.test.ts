@@ -77,4 +77,17 @@ describe("uuldana demo", () => {
     expect(statSync(`${folder}/data/sessions/${session}/journal.jsonl`).mode & 0o777).toBe(0o600);
     rmSync(folder, { recursive: true, force: true });
   });
+
+  it("stops gracefully on Ctrl+C, and says the demo was stopped", async () => {
+    sandbox = makeSandbox();
+    const terminal = new TestTerminal(process.execPath, [bin, "demo"], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
+    await terminal.waitFor("Ask me anything.");
+    terminal.type("\x03");
+    const exit = await terminal.exited;
+    await terminal.settle();
+    const lines = terminal.text().split("\n");
+    expect(exit.exitCode).toBe(130);
+    expect(lines.some((line) => /^uuldana: stopped demo-first \(First demo agent\) with its exit keys after \ds$/.test(line))).toBe(true);
+    expect(lines).toContain("uuldana: the demo was stopped before the failover");
+  });
 });
