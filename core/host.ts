@@ -83,7 +83,14 @@ export function startRun(options: HostOptions): Run {
     : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
   const started = Date.now();
   const screen = new ScreenProxy({ ...size, scrollback: options.scrollback });
-  const agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
+  let agent: AgentPty;
+  try {
+    agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
+  } catch (error) {
+    // the model's thread would otherwise keep uuldana alive after it has reported the failed start
+    void screen.dispose();
+    throw error;
+  }
 
   let warned = false;
   const formatTitle = (agentTitle: string): string =>

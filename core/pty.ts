@@ -1,5 +1,6 @@
-import { closeSync, constants, openSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
+import { basename, dirname, join } from "node:path";
 
 import { UuldanaError } from "./errors.js";
 import { IS_WINDOWS, signalGroup } from "./terminal.js";
@@ -47,6 +48,12 @@ interface NodePty {
 }
 
 let nodePty: NodePty | undefined;
+
+// Loads node-pty now, so that a broken install is reported before a session starts rather than after its banner.
+// Only commands that run an agent call it: the rest must work without the native module.
+export function checkNodePty(): void {
+  loadNodePty();
+}
 
 // Starts the agent in a new pseudo-terminal. A second handle on the terminal's other side is held until the
 // agent exits, so output it wrote just before exiting is still there to read (Linux drops it otherwise).
@@ -104,16 +111,47 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
 
 function loadNodePty(): NodePty {
   if (nodePty) return nodePty;
+  const require = createRequire(import.meta.url);
+  let dir: string;
   try {
-    nodePty = createRequire(import.meta.url)("node-pty") as NodePty;
+    dir = dirname(require.resolve("node-pty/package.json"));
+  } catch (error) {
+    throw unavailable([`  ${firstLine(error)}`], "node-pty is one of uuldana's dependencies: install uuldana again the way you installed it");
+  }
+  try {
+    nodePty = require("node-pty") as NodePty;
     return nodePty;
   } catch (error) {
-    throw new UuldanaError("E_PTY_UNAVAILABLE", "the terminal module node-pty could not be loaded, so no agent can run", {
-      details: [`  ${(error as Error).message.split("\n")[0]}`],
-      hint:
-        "node-pty builds from source on Linux: install python3, make and a C++ compiler, then run " +
-        '"npm rebuild node-pty" in uuldana\'s folder (with npm 11, approve its install script: "npm install-scripts approve node-pty")',
-      exitCode: 1,
-    });
+    throw unavailable(whyNotLoaded(dir, error), rebuildHint(dir));
   }
+}
+
+// On Linux node-pty comes without a prebuilt binary: npm compiles it from its install script. That is skipped with
+// --ignore-scripts, or by an npm that runs only approved install scripts (npm install -g does not read uuldana's
+// allowScripts), and fails without a compiler. Naming the missing file shows the fault is in the install.
+function whyNotLoaded(dir: string, error: unknown): string[] {
+  const platform = `${process.platform}-${process.arch}`;
+  const built = ["Release", "Debug"].some((kind) => existsSync(join(dir, "build", kind, "pty.node")));
+  if (built || existsSync(join(dir, "prebuilds", platform))) return [`  ${dir}: ${firstLine(error)}`];
+  return [
+    `  node-pty was never compiled: ${join(dir, "build", "Release", "pty.node")} is missing, and it ships no prebuilt binary for ${platform}`,
+    "  npm compiles it while installing uuldana, unless install scripts are skipped or python3, make or a C++ compiler is missing",
+  ];
+}
+
+// npm rebuild run in the folder that holds node_modules/node-pty reads that folder's package.json (uuldana's own in a
+// global install or a clone), whose allowScripts approves node-pty's build; run elsewhere (npm rebuild -g), npm
+// counts the script as unapproved.
+function rebuildHint(dir: string): string {
+  const folder = basename(dirname(dir)) === "node_modules" ? dirname(dirname(dir)) : dir;
+  return `with python3, make and a C++ compiler (g++) installed, run: cd "${folder}" && npm rebuild node-pty`;
+}
+
+function unavailable(details: string[], hint: string): UuldanaError {
+  // exit 2: like a configuration error, the setup must change before any agent can run
+  return new UuldanaError("E_PTY_UNAVAILABLE", "the terminal module node-pty could not be loaded, so no agent can run", { details, hint, exitCode: 2 });
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }

@@ -5,6 +5,7 @@ import type { Context } from "./context.js";
 import { UuldanaError } from "./errors.js";
 import type { RunPart } from "./handoff.js";
 import { readJournal } from "./journal.js";
+import { checkNodePty } from "./pty.js";
 import type { CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
 import { listSessionIds } from "./sessions-command.js";
@@ -12,6 +13,8 @@ import { listSessionIds } from "./sessions-command.js";
 // uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
 // journal, starting the first eligible entry with the whole history of its runs as the first prompt.
 export async function resumeCommand(context: Context, id: string | undefined): Promise<CommandResult> {
+  // before the session is looked up: a broken install is reported as by run, whatever sessions there are
+  checkNodePty();
   const sessions = listSessionIds(context.dirs.data);
   const chosen = id ? sessions.find((s) => s.id === id) : (sessions.find((s) => s.cwd === context.cwd) ?? sessions[0]);
   if (!chosen) {

@@ -14,6 +14,7 @@ import { Journal } from "./journal.js";
 import type { Level } from "./levels.js";
 import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
+import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
 import { result, type CommandResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
@@ -43,6 +44,8 @@ const FAILED_START_MS = 3000;
 // uuldana run: starts the first eligible entry of the priority list, passes the terminal through to it, and when
 // its allowance is gone, rests it and continues the conversation with the next eligible entry.
 export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
+  // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
+  checkNodePty();
   const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
   // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
   const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);

@@ -63,8 +63,13 @@ export function makeSandbox(): Sandbox {
 
 // Runs the built bin under plain node, as a user's shell would.
 export function runBin(args: string[], options: { cwd: string; env: Record<string, string>; stdin?: string }): Promise<Run> {
+  return runFile(process.execPath, [bin, ...args], options);
+}
+
+// Runs any program to its end with its output collected; stdin gets the given text, then end of file.
+export function runFile(file: string, args: string[], options: { cwd: string; env: Record<string, string>; stdin?: string }): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -1,0 +1,119 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { makeSandbox, root, runBin, runFile, type Run } from "./helpers.js";
+
+// What a user does: pack the project, install the tarball with npm install -g (into a scratch prefix), and run the
+// bin npm put on PATH. npm outside this project does not read its allowScripts, and node-pty has no prebuilt binary
+// for Linux, so whether the install compiled node-pty depends on the npm at hand; either way, run must say what to do.
+// Only Linux: elsewhere node-pty ships prebuilt binaries and the messages below differ.
+describe.skipIf(process.platform !== "linux")("uuldana installed from its packed tarball with npm install -g", () => {
+  const work = mkdtempSync(join(tmpdir(), "uuldana-install-"));
+  const prefix = join(work, "prefix");
+  const installed = join(prefix, "lib", "node_modules", "uuldana");
+  const nodePty = join(installed, "node_modules", "node-pty");
+  const sandbox = makeSandbox();
+  // a PATH with the installed bin and node, and no agent
+  const nodeOnly = join(work, "node-only");
+  const env = { ...sandbox.env, PATH: `${join(prefix, "bin")}:${nodeOnly}` };
+  const uuldana = (args: string[]): Promise<Run> => runFile(join(prefix, "bin", "uuldana"), args, { cwd: sandbox.project, env });
+  const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version as string;
+  let builtByInstall = false;
+
+  beforeAll(async () => {
+    mkdirSync(nodeOnly);
+    symlinkSync(process.execPath, join(nodeOnly, "node"));
+    // the globalSetup has just built dist/: packing without scripts does not rebuild it under the other tests' feet
+    const pack = await npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], root);
+    const tarball = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+    await npm(["install", "--global", "--prefix", prefix, tarball], work);
+    builtByInstall = existsSync(join(nodePty, "build", "Release", "pty.node"));
+  }, 600_000);
+
+  afterAll(() => {
+    sandbox.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("prints its version", async () => {
+    expect(await uuldana(["--version"])).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("lists every built-in provider as not installed, as the source tree does", async () => {
+    const run = await uuldana(["providers", "list", "--all"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout.endsWith("\nCeiling ask: no entry can run now.\n")).toBe(true);
+    for (const file of readdirSync(join(root, "manifests"))) {
+      const id = file.replace(/\.json$/, "");
+      expect(run.stdout).toMatch(new RegExp(`^\\d+ +${id} .* not installed: no \\S+ .*on PATH$`, "m"));
+    }
+    expect(run.stdout).toBe((await runBin(["providers", "list", "--all"], { cwd: sandbox.project, env })).stdout);
+  });
+
+  it("gets past loading node-pty in run when the install compiled it", async ({ skip }) => {
+    if (!builtByInstall) skip();
+    expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+  });
+
+  it("says what is missing and how to build it when node-pty was not compiled, for run and resume alike", async () => {
+    rmSync(join(nodePty, "build"), { recursive: true, force: true });
+    rmSync(sandbox.data, { recursive: true, force: true });
+    const stderr =
+      "uuldana: the terminal module node-pty could not be loaded, so no agent can run\n" +
+      `  node-pty was never compiled: ${nodePty}/build/Release/pty.node is missing, and it ships no prebuilt binary for linux-${process.arch}\n` +
+      "  npm compiles it while installing uuldana, unless install scripts are skipped or python3, make or a C++ compiler is missing\n" +
+      `hint: with python3, make and a C++ compiler (g++) installed, run: cd "${installed}" && npm rebuild node-pty\n`;
+    expect(await uuldana(["run"])).toEqual({ code: 2, stdout: "", stderr });
+    expect(await uuldana(["resume"])).toEqual({ code: 2, stdout: "", stderr });
+    // nothing was started: no session journal
+    expect(existsSync(join(sandbox.data, "sessions"))).toBe(false);
+    // commands that run no agent still work
+    expect((await uuldana(["providers", "list", "--all"])).code).toBe(0);
+  });
+
+  it("runs again after the command the hint gives", async () => {
+    const run = await uuldana(["run"]);
+    const command = /^hint: .*, run: (.*)$/m.exec(run.stderr)?.[1];
+    expect(command).toBe(`cd "${installed}" && npm rebuild node-pty`);
+    const rebuild = await runFile("sh", ["-c", command!], { cwd: work, env: npmEnv() });
+    expect(rebuild.code, rebuild.stderr).toBe(0);
+    expect(existsSync(join(nodePty, "build", "Release", "pty.node"))).toBe(true);
+    expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+  }, 180_000);
+
+  it("says to install again when node-pty is missing altogether", async () => {
+    renameSync(nodePty, `${nodePty}-away`);
+    try {
+      expect(await uuldana(["run"])).toEqual({
+        code: 2,
+        stdout: "",
+        stderr:
+          "uuldana: the terminal module node-pty could not be loaded, so no agent can run\n" +
+          "  Cannot find module 'node-pty/package.json'\n" +
+          "hint: node-pty is one of uuldana's dependencies: install uuldana again the way you installed it\n",
+      });
+    } finally {
+      renameSync(`${nodePty}-away`, nodePty);
+    }
+  });
+});
+
+// npm as the user has it set up (registry, certificates, Node headers, the shared cache), without the settings an
+// enclosing npm run passes down that would aim it at this project or at the real global prefix.
+function npmEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || /^npm_(?!config_)/i.test(key) || /^npm_config_(global_|local_)?prefix$/i.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+}
+
+async function npm(args: string[], cwd: string): Promise<Run> {
+  const run = await runFile("npm", args, { cwd, env: npmEnv() });
+  if (run.code !== 0) throw new Error(`npm ${args.join(" ")} exited with ${run.code}:\n${run.stderr}`);
+  return run;
+}
