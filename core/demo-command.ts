@@ -6,6 +6,7 @@ import { PassThrough, Writable } from "node:stream";
 import { stripEscapes } from "./ansi.js";
 import { loadContext } from "./context.js";
 import { packageRoot } from "./paths.js";
+import { checkNodePty } from "./pty.js";
 import { result, type CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
 import { listSessionIds, showSession } from "./sessions-command.js";
@@ -24,6 +25,7 @@ const DEADLINE_MS = 40_000;
 // the package, and config, data and cache in a temporary folder. A scripted user asks the first agent a question;
 // its weekly allowance runs out; uuldana moves the conversation to the second. Ends with the session's history.
 export async function demoCommand(options: { keep?: boolean }): Promise<CommandResult> {
+  checkNodePty();
   const folder = mkdtempSync(join(tmpdir(), "uuldana-demo-"));
   try {
     const env = prepare(folder);

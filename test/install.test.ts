@@ -53,9 +53,10 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     expect(run.stdout).toBe((await runBin(["providers", "list", "--all"], { cwd: sandbox.project, env })).stdout);
   });
 
-  it("gets past loading node-pty in run when the install compiled it", async ({ skip }) => {
-    if (!builtByInstall) skip();
-    expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+  it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {
+    const run = await uuldana(["run"]);
+    if (builtByInstall) expect(run).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+    else expect(run.stderr.split("\n")[0]).toBe("uuldana: the terminal module node-pty could not be loaded, so no agent can run");
   });
 
   it("says what is missing and how to build it when node-pty was not compiled, for run and resume alike", async () => {
@@ -83,6 +84,13 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     expect(existsSync(join(nodePty, "build", "Release", "pty.node"))).toBe(true);
     expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
   }, 180_000);
+
+  it("plays the demo from the installed package", async () => {
+    const run = await uuldana(["demo"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("That was a failover: run uuldana run in a project to start your own agents.\n");
+  }, 60_000);
 
   it("says to install again when node-pty is missing altogether", async () => {
     renameSync(nodePty, `${nodePty}-away`);

@@ -82,7 +82,7 @@ describe("README", () => {
       "npm ci && npm start": () => ci.includes("npm ci && npm start") && scripts.start === "node dist/core/cli.js demo",
       "npm test": () => ci.includes("step test npm test"),
       "npm run test:real": () => ci.includes("npm run test:real"),
-      "npm install -g uuldana": () => readFileSync(join(root, "test", "install.test.ts"), "utf8").includes('"install", "-g"'),
+      "npm install -g uuldana": () => readFileSync(join(root, "test", "install.test.ts"), "utf8").includes('"install", "--global"'),
     };
     sandbox = makeSandbox();
     linkAgent(sandbox, "claude", "real-version.sh");
