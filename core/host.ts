@@ -5,7 +5,7 @@ import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "./pty.js";
 import { ScreenProxy } from "./screen-proxy.js";
 import { stopAgent, type StopResult } from "./stop.js";
-import { TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "./terminal.js";
+import { LiveModes, TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "./terminal.js";
 import { formatDuration } from "./time.js";
 import { TitleFilter } from "./title.js";
 import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
@@ -106,6 +106,7 @@ export function startRun(options: HostOptions): Run {
   let stopping: Promise<StopResult> | undefined;
   let typed: Promise<TypedPromptResult> | undefined;
   let exited = false;
+  const live = new LiveModes();
 
   const out = (data: Buffer | string): void => {
     if (prompt) {
@@ -160,7 +161,7 @@ export function startRun(options: HostOptions): Run {
 
   const openPrompt = (rest: Buffer): void => {
     prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key, () => screen.cols);
-    promptOwnsAltScreen = !screen.modes.altScreen;
+    promptOwnsAltScreen = !live.modes.altScreen;
     if (promptOwnsAltScreen) stdout.write("\x1b[?1049h");
     prompt.open();
     if (rest.length) handlePrompt(rest);
@@ -170,7 +171,7 @@ export function startRun(options: HostOptions): Run {
     if (!prompt) return;
     prompt = undefined;
     if (promptOwnsAltScreen) stdout.write("\x1b[?1049l");
-    if (screen.modes.cursorHidden) stdout.write("\x1b[?25l");
+    if (live.modes.cursorHidden) stdout.write("\x1b[?25l");
     const pending = Buffer.concat(held);
     held = [];
     heldBytes = 0;
@@ -231,6 +232,7 @@ export function startRun(options: HostOptions): Run {
   };
 
   const stopData = agent.onData((chunk) => {
+    live.write(chunk);
     const filtered = titles.filter(chunk);
     if (filtered.length) out(filtered);
     screen.write(chunk);
@@ -248,7 +250,7 @@ export function startRun(options: HostOptions): Run {
     if (prompt) closePrompt(undefined);
     if (interactive) {
       setRawInput(false);
-      stdout.write(restoreSequence(screen.modes) + TITLE_POP);
+      stdout.write(restoreSequence(live.modes) + TITLE_POP);
     }
   };
   restoreActive = restore;
