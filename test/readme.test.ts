@@ -81,7 +81,8 @@ describe("README", () => {
     const runBy: Record<string, () => boolean> = {
       "npm ci && npm start": () => ci.includes("npm ci && npm start") && scripts.start === "node dist/core/cli.js demo",
       "npm test": () => ci.includes("step test npm test"),
-      "npm run test:real": () => ci.includes("npm run test:real"),
+      "npm run test:real": () => ci.includes("step real npm run test:real"),
+      "npm run bench": () => ci.includes("step bench npm run bench"),
       "npm install -g uuldana": () => readFileSync(join(root, "test", "install.test.ts"), "utf8").includes('"install", "--global"'),
     };
     sandbox = makeSandbox();
