@@ -32,6 +32,7 @@ export class Detector {
   private readonly classified = new Set<string>();
   private readonly shapes = new Set<string>();
   private typed = "";
+  private given = "";
   private finished = false;
 
   constructor(private readonly options: DetectorOptions) {}
@@ -39,6 +40,12 @@ export class Detector {
   // What the user typed: lines that echo it are the user's words, not the agent's.
   noteInput(text: string): void {
     this.typed = (this.typed + text).slice(-2000);
+  }
+
+  // The first prompt the agent was handed (on its command line or typed for the user): when the agent shows it as
+  // the user's message, its lines are the user's words too, even the previous agent's limit screen quoted in it.
+  notePrompt(text: string): void {
+    this.given = squeeze(text);
   }
 
   // New or changed lines the agent drew since the last call.
@@ -112,8 +119,13 @@ export class Detector {
 
   private isUsersOwn(line: string): boolean {
     const text = line.replace(/^[\s>›❯$%#│|]+/, "").trim();
-    return text.length >= 4 && this.typed.includes(text);
+    return text.length >= 4 && (this.typed.includes(text) || this.given.includes(squeeze(text)));
   }
+}
+
+// Runs of blanks as one space: an agent may re-space a prompt's lines when it wraps them.
+function squeeze(text: string): string {
+  return text.replace(/\s+/g, " ");
 }
 
 function remember(set: Set<string>, value: string): void {

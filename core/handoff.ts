@@ -29,7 +29,8 @@ export const MAX_PROMPT_CHARS = process.platform === "win32" ? 30_000 : 120_000;
 
 // Lines of agent chrome: input boxes, hints, status bars, borders — not conversation.
 const CHROME = [
-  /^[\s\u2500-\u257f\u2580-\u259f]*$/,
+  // lines drawn only with box, block or braille characters: borders, logos, spinners
+  /^[\s\u2500-\u257f\u2580-\u259f\u2800-\u28ff]*$/,
   /^\s*[›❯>]\s*$/,
   /\b(?:esc to (?:interrupt|cancel)|\? for shortcuts|shift\+tab to cycle|ctrl\+[a-z] to|for agents|press enter to|type your message)\b/i,
   /^\s*(?:⏵⏵|⏸)/,
@@ -58,17 +59,22 @@ export function buildHandoff(options: HandoffOptions): Handoff {
 
 function cleanConversation(part: RunPart): string {
   const stop = normalize(part.stopText ?? "");
-  const lines = stripEscapes(part.conversation)
+  const inStop = (line: string): boolean => stop !== "" && normalize(line) !== "" && stop.includes(normalize(line));
+  let lines = stripEscapes(part.conversation)
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
     .split("\n")
     .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
     // a panel's borders are drawing, not words
     .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd());
-  const isStop = (line: string): boolean => Boolean(stop) && Boolean(normalize(line)) && stop.includes(normalize(line));
-  // the stop message ends the conversation: what follows it is the agent's limit menu and the keys that left it
-  const last = lines.findLastIndex(isStop);
-  const kept = last === -1 ? lines : lines.slice(0, last);
-  return kept.filter((line) => !isStop(line)).join("\n").replace(/\n{3,}/g, "\n\n").trim();
+  // what follows the message that stopped the agent is the rest of its limit screen (menus, upgrade offers) and
+  // the exit keys at work, not conversation; a line too short to be the message's own is not taken for it
+  const last = lines.findLastIndex((line) => normalize(line).length >= 12 && inStop(line));
+  if (last !== -1) lines = lines.slice(0, last + 1);
+  return lines
+    .filter((line) => !inStop(line))
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 function normalize(text: string): string {

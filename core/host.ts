@@ -23,6 +23,8 @@ export interface HostOptions {
   commandKey: string;
   scrollback?: number;
   typedPrompt?: { text: string; ready: RegExp };
+  // the first prompt handed to the agent, however it is given: its echo on screen is not the agent's own text
+  firstPrompt?: string;
   // lines about the session for the command-key header and /status
   describe?: { header(): string[]; status(): string[]; agent?: (args: string) => string[] };
   stdin?: NodeJS.ReadStream;
@@ -142,6 +144,7 @@ export function startRun(options: HostOptions): Run {
     const deadline = detector?.nextDeadline();
     if (deadline !== undefined && !exited) detectTimer = setTimeout(() => onDetected(detector!.tick(Date.now())), Math.max(0, deadline - Date.now()));
   };
+  if (detector && options.firstPrompt) detector.notePrompt(options.firstPrompt);
   if (detector) screen.onDrawn((lines) => onDetected(detector.observe(lines, Date.now())));
   const promptContext = {
     header: () => [

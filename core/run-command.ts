@@ -223,6 +223,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
       commandKey: context.config.commandKey,
       scrollback: context.config.scrollback,
       ...options.terminal,
+      ...(options.prompt ? { firstPrompt: options.prompt } : {}),
       ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: new RegExp(manifest.prompt!.ready!, "m") } } : {}),
       detect: {
         quietSeconds: context.config.quietSeconds,

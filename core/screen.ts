@@ -290,10 +290,12 @@ class AltCapture {
   observe(screen: string[]): void {
     if (!this.current) return;
     const now = new Set(screen);
+    // a screen wiped whole (as before leaving it) was the last one: all of it is kept
+    const wiped = screen.every((line) => !line.trim());
     for (const [y, line] of this.previous.entries()) {
-      if (!line.trim() || now.has(line) || !this.stable.has(line)) continue;
+      if (!line.trim() || now.has(line)) continue;
       const successor = screen[y] ?? "";
-      if (successor.startsWith(line) || line.startsWith(successor)) continue;
+      if (!wiped && (!this.stable.has(line) || successor.startsWith(line) || line.startsWith(successor))) continue;
       this.keep(line);
     }
     this.stable = new Set(screen.filter((line) => this.previous.includes(line)));
@@ -302,6 +304,9 @@ class AltCapture {
 
   end(lastScreen: string[]): void {
     if (!this.current) return;
+    // an agent that clears its screen in the same output that leaves it: what was last seen is kept first
+    const now = new Set(lastScreen);
+    for (const line of this.previous) if (line.trim() && !now.has(line)) this.keep(line);
     for (const line of lastScreen) if (line.trim()) this.keep(line);
     this.current = undefined;
   }

@@ -59,6 +59,16 @@ describe("the streaming detector", () => {
     expect(detector.nextDeadline()).toBeUndefined();
   });
 
+  it("ignores the first prompt shown back as the user's message, the previous agent's limit screen quoted in it", () => {
+    const detector = make();
+    detector.notePrompt(`You are continuing a conversation.\n\n--- with Claude Code ---\n● Usage limit reached · set to continue automatically at 2:46am\n● The lighthouse is yellow.`);
+    // the agent wraps and re-spaces the prompt's lines inside its own frame
+    expect(detector.observe(["› ● Usage limit reached · set to", "  continue   automatically at 2:46am"], 0)).toEqual([]);
+    expect(detector.nextDeadline()).toBeUndefined();
+    // its own limit message still counts
+    expect(types(detector.observe([LIMIT], 100))).toEqual(["candidate"]);
+  });
+
   it("never stops on a warning", () => {
     const detector = make();
     expect(detector.observe(["You've used 85% of your weekly limit · resets Mon 9am"], 0)).toEqual([]);

@@ -49,6 +49,32 @@ describe("the handoff prompt", () => {
     expect(handoff.transcript).toBe(["--- with Claude Code (claude-work) ---", "> what changed?", "The parser now reads one line at a time."].join("\n"));
   });
 
+  it("leaves out the rest of the limit screen and what the exit keys drew after the stop message", () => {
+    const claude = {
+      entry: "claude-code",
+      name: "Claude Code",
+      conversation: [
+        "❯ Which colour is the lighthouse?",
+        "● The lighthouse is painted saffron yellow.",
+        "❯ And how tall is it?",
+        "  ⎿  You've hit your 5-hour limit · resets 2:46am (UTC)",
+        "     /upgrade to increase your usage limit.",
+        "● Usage limit reached · set to continue automatically at 2:46am",
+        "  ❯ /exit                       Exit the CLI",
+        "Resume this session with:",
+        "claude --resume 07c6013a",
+      ].join("\n"),
+      stopText: "You've hit your 5-hour limit · resets 2:46am (UTC)",
+    };
+    const handoff = buildHandoff({ parts: [claude], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n").slice(1)).toEqual(["❯ Which colour is the lighthouse?", "● The lighthouse is painted saffron yellow.", "❯ And how tall is it?"]);
+  });
+
+  it("leaves out a full-screen agent's logo drawn in braille", () => {
+    const codex = { entry: "codex", name: "Codex CLI", conversation: "  ⣀⣤⣤⣤⣀⣀\n ⣠⣶⣿⣿⣿⣿⣿⣿\n› now add tests\n⠋ Working\n• Added three tests." };
+    expect(buildHandoff({ parts: [codex], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1)).toEqual(["› now add tests", "⠋ Working", "• Added three tests."]);
+  });
+
   it("keeps every run's part, in order", () => {
     const second = { entry: "codex", name: "Codex CLI", conversation: "> now add tests\nAdded three tests.", stopText: "You've hit your usage limit." };
     const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });

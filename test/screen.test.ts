@@ -40,6 +40,18 @@ describe("the screen model", () => {
     expect(screen.conversation().split("\n")).toEqual([...seen, "after the agent"]);
   });
 
+  it.each([
+    ["in the same output", ["\x1b[1;1H\x1b[J\x1b[?1049l"]],
+    ["one write after the other", ["\x1b[1;1H\x1b[J", "\x1b[?1049l"]],
+  ])("keeps a full-screen agent's last screen when it wipes it before leaving, %s", async (_how, leaving) => {
+    const screen = new Screen({ cols: 40, rows: 6 });
+    await feed(screen, "\x1b[?1049h\x1b[2J\x1b[1;1H› what is the answer?\x1b[2;1H• forty-two\x1b[6;1H› Ask anything");
+    await feed(screen, "\x1b[6;3H\x1b[Kquit");
+    for (const chunk of leaving) await feed(screen, chunk);
+    await feed(screen, "Token usage: 24\r\n");
+    expect(screen.conversation().split("\n")).toEqual(["› what is the answer?", "• forty-two", "› quit", "Token usage: 24"]);
+  });
+
   it("reports the lines that changed since the last read", async () => {
     const screen = new Screen({ cols: 20, rows: 4 });
     await feed(screen, "one\r\ntwo\r\n");

@@ -16,9 +16,8 @@ function scratch(prefix) {
 export const harnesses = {
   "claude-code": {
     package: "@anthropic-ai/claude-code",
-    setup({ base = NOWHERE } = {}) {
+    setup({ base = NOWHERE, cwd = scratch("claude-cwd") } = {}) {
       const home = scratch("claude");
-      const cwd = scratch("claude-cwd");
       const state = {
         hasCompletedOnboarding: true,
         lastOnboardingVersion: "2.1.197",
@@ -49,7 +48,7 @@ export const harnesses = {
   },
   codex: {
     package: "@openai/codex",
-    setup({ base = NOWHERE } = {}) {
+    setup({ base = NOWHERE, cwd = scratch("codex-cwd") } = {}) {
       const home = scratch("codex");
       const config = [
         'model_provider = "offline"',
@@ -62,7 +61,7 @@ export const harnesses = {
       ].join("\n");
       writeFileSync(join(home, "config.toml"), config);
       return {
-        cwd: scratch("codex-cwd"),
+        cwd,
         args: [],
         env: { HOME: home, CODEX_HOME: home, OFFLINE_KEY: "offline" },
         answers: [[/Ask Codex to do anything/, ["/status", "\r"]]],
@@ -77,14 +76,14 @@ export const harnesses = {
   },
   gemini: {
     package: "@google/gemini-cli",
-    setup() {
+    setup({ base = NOWHERE, cwd = scratch("gemini-cwd") } = {}) {
       const home = scratch("gemini");
       mkdirSync(join(home, ".gemini"));
       writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }));
       return {
-        cwd: scratch("gemini-cwd"),
+        cwd,
         args: ["--skip-trust"],
-        env: { HOME: home, GEMINI_CLI_HOME: home, GEMINI_API_KEY: "offline", GOOGLE_GEMINI_BASE_URL: NOWHERE },
+        env: { HOME: home, GEMINI_CLI_HOME: home, GEMINI_API_KEY: "offline", GOOGLE_GEMINI_BASE_URL: base },
         answers: [],
       };
     },

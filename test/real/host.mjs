@@ -79,9 +79,11 @@ export async function checkTerminalRestored({ root, id, bins, env, check }) {
   let out = "";
   child.onData((d) => (out += d));
   const exited = new Promise((resolve) => child.onExit(resolve));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && !/uuldana pid \d+/.test(out)) await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 6000));
+  // SIGTERM only once the agent takes input: keys typed while it is still loading are lost, and it is signalled
+  const plain = () => out.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[=>]/g, "");
+  const deadline = Date.now() + 40_000;
+  while (Date.now() < deadline && !(/uuldana pid \d+/.test(out) && READY[id].test(plain()))) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 1000));
   const pid = Number(/uuldana pid (\d+)/.exec(out)?.[1]);
   if (pid) process.kill(pid, "SIGTERM");
   await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);

@@ -6,26 +6,9 @@ import { join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
 import { startHosted } from "./host.mjs";
+import { LIMIT_REPLIES } from "./vendor-api.mjs";
 
 const RESET_SECONDS = 5400;
-
-// What each vendor's API answers when the plan's allowance is gone.
-const LIMIT_REPLIES = {
-  codex: (res, reset) => {
-    res.writeHead(429, { "content-type": "application/json" });
-    res.end(JSON.stringify({ error: { type: "usage_limit_reached", message: "The usage limit has been reached", plan_type: "plus", resets_in_seconds: RESET_SECONDS, resets_at: reset } }));
-  },
-  "claude-code": (res, reset) => {
-    res.writeHead(429, {
-      "content-type": "application/json",
-      "anthropic-ratelimit-unified-status": "rejected",
-      "anthropic-ratelimit-unified-reset": String(reset),
-      "anthropic-ratelimit-unified-representative-claim": "five_hour",
-      "x-should-retry": "false",
-    });
-    res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "Rate limited" } }));
-  },
-};
 
 const READY = { codex: /Ask Codex to do anything/, "claude-code": /❯/ };
 

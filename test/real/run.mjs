@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 
 import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
+import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
@@ -195,5 +196,6 @@ for (const id of Object.keys(READY)) {
   await checkTerminalRestored({ root, id, bins, env: withoutCi(process.env), check });
 }
 await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
+await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,254 @@
+// A real failover chain, offline: "uuldana run" in a real terminal starts the real Claude Code, which answers once
+// and then meets its plan limit; uuldana must leave it and continue in the real Codex CLI with the conversation,
+// which answers and meets its own limit; the real Gemini CLI then takes over with both answers. One server on
+// loopback plays the three vendors' APIs, and what each CLI sends it proves what the handoff carried.
+import { spawnSync } from "node:child_process";
+import http from "node:http";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+
+import { harnesses } from "./harness.mjs";
+import { startTerminal } from "./terminal.mjs";
+import { LIMIT_REPLIES, anthropicAnswer, geminiAnswer, responsesAnswer } from "./vendor-api.mjs";
+
+const CHAIN = ["claude-code", "codex", "gemini"];
+// the user's three messages and the three agents' answers: sentences no agent chrome could produce by itself
+const ASK = ["Which colour is the lighthouse on the north pier?", "And how tall is it?", "When was it built?"];
+const ANSWER = {
+  "claude-code": "The lighthouse on the north pier is painted saffron yellow.",
+  codex: "Codex checked the chart: the saffron lighthouse stands nineteen metres tall.",
+  gemini: "Gemini read the harbour log: the saffron lighthouse was built in 1874.",
+};
+// when each limit resets, seconds from now; different, so a rest taken from the wrong screen shows
+const RESET_IN = { "claude-code": 5400, codex: 7800 };
+// what the agents' limit screens and exits say, which must not reach the next agent as conversation
+const LIMIT_SCREEN = /hit your|usage limit|rate-limit-options|resume this session|codex resume/i;
+const COLS = 120;
+const ROWS = 40;
+
+// Runs the chain once, each step a check; the screen's last lines and the server's last requests explain a failure.
+export async function checkFailoverChain({ root, bins, detections, env, check }) {
+  const missing = CHAIN.filter((id) => !detections.get(id)?.path);
+  if (missing.length) {
+    check(false, `failover chain: ${missing.join(", ")} installed`);
+    return;
+  }
+  const started = Date.now();
+  const api = await startLoopbackApi();
+  const folder = mkdtempSync(join(tmpdir(), "uuldana-real-failover-"));
+  const cwd = mkdtempSync(join(tmpdir(), "uuldana-real-failover-cwd-"));
+  const dirs = { UULDANA_CONFIG_DIR: join(folder, "config"), UULDANA_DATA_DIR: join(folder, "data"), UULDANA_CACHE_DIR: join(folder, "cache") };
+  writeConfig(dirs.UULDANA_CONFIG_DIR, api.base, cwd);
+  const terminal = startTerminal({ root, cwd, cols: COLS, rows: ROWS, env: { ...env, ...dirs, TERM: "xterm-256color", PATH: `${bins}${delimiter}${env.PATH}` } });
+  const shown = () => terminal.lines().filter((line) => line.trim()).slice(-14).join("\n");
+  const say = (ok, text, detail = "") => check(ok, `failover chain: ${text}`, ok ? "" : `${detail}${detail ? "\n" : ""}--- last screen lines ---\n${shown()}\n--- loopback requests ---\n${api.log.slice(-8).join("\n")}`);
+  try {
+    await runChain({ terminal, api, dirs, root, say });
+  } finally {
+    await endSession(dirs, terminal);
+    await terminal.close();
+    api.close();
+  }
+  console.log(`     (failover chain took ${Math.round((Date.now() - started) / 1000)}s)`);
+}
+
+// --- internal ---
+
+async function runChain({ terminal, api, dirs, root, say }) {
+  // Claude Code: one question answered, the next one meets the plan limit
+  const claudeUp = await terminal.waitFor(() => /\? for shortcuts/.test(terminal.text()), 40_000);
+  say(claudeUp, "the real Claude Code starts under uuldana run");
+  if (!claudeUp) return;
+  await terminal.type(ASK[0]);
+  const answered = await terminal.waitFor(() => terminal.text().includes(ANSWER["claude-code"]), 30_000);
+  say(answered, "Claude Code shows the answer the server streamed");
+  if (!answered) return;
+  await terminal.type(ASK[1]);
+  const codexAsked = await terminal.waitFor(() => api.handed.codex !== undefined, 45_000);
+  say(api.limited.has("claude-code"), "Claude Code met its plan limit (the server answered 429)");
+  say(codexAsked, "uuldana leaves Claude Code and the real Codex CLI sends the handoff prompt to its API");
+  if (!codexAsked) return;
+  const toCodex = api.handed.codex;
+  say(toCodex.includes(ANSWER["claude-code"]), "the handoff to Codex carries Claude Code's answer", toCodex.slice(0, 600));
+  say(!LIMIT_SCREEN.test(toCodex), "the handoff to Codex carries nothing of Claude Code's limit screen or exit", toCodex.match(LIMIT_SCREEN)?.[0]);
+
+  // Codex: answers the handoff, then meets its usage limit on the next message
+  const codexAnswered = await terminal.waitFor(() => terminal.text().includes(ANSWER.codex) && /›/.test(terminal.text()), 30_000);
+  say(codexAnswered, "Codex shows the answer the server streamed");
+  if (!codexAnswered) return;
+  await terminal.settle();
+  await terminal.type(ASK[2]);
+  const geminiAsked = await terminal.waitFor(() => api.handed.gemini !== undefined, 60_000);
+  say(api.limited.has("codex"), "Codex met its usage limit (the server answered 429)");
+  say(geminiAsked, "uuldana leaves Codex and the real Gemini CLI sends the handoff prompt to its API");
+  if (!geminiAsked) return;
+  const toGemini = api.handed.gemini;
+  say(toGemini.includes(ANSWER["claude-code"]) && toGemini.includes(ANSWER.codex), "the handoff to Gemini carries both Claude Code's and Codex's answers", toGemini.slice(0, 600));
+  say(!LIMIT_SCREEN.test(toGemini), "the handoff to Gemini carries nothing of either limit screen or exit", toGemini.match(LIMIT_SCREEN)?.[0]);
+  const geminiAnswered = await terminal.waitFor(() => terminal.text().includes(ANSWER.gemini), 30_000);
+  say(geminiAnswered, "Gemini shows the answer the server streamed");
+
+  // the session ends the way a user's session manager ends it: SIGTERM to uuldana
+  const pid = sessionOf(dirs.UULDANA_DATA_DIR)?.events.find((event) => event.type === "session-start")?.pid;
+  if (pid) process.kill(pid, "SIGTERM");
+  const code = await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 30_000).then(() => /^code (\d+)/m.exec(terminal.plainOutput())?.[1]);
+  say(code === "143", `uuldana exits 143 after SIGTERM (exit ${code ?? "none"})`);
+  const output = terminal.plainOutput();
+  for (const [from, to] of [["claude-code", "codex"], ["codex", "gemini"]]) {
+    const line = new RegExp(`^uuldana: ${from}'s [\\w-]+ (limit|allowance) is gone; it rests until [\\d-]+ [\\d:]+ UTC; continuing with ${to} \\(.+\\) at ask with the conversation so far`, "m");
+    say(line.test(output), `uuldana says ${from} rests and ${to} continues the conversation`);
+  }
+  say(/uuldana: stopped gemini \(Gemini CLI\) with its exit keys after \d+s/.test(output), "SIGTERM stops Gemini with its exit keys");
+  checkJournal(root, dirs, say);
+  checkRests(root, dirs, api, say);
+  await checkTerminalUsable(terminal, say);
+}
+
+// After a check that failed midway: uuldana is stopped the graceful way so no agent outlives the test.
+async function endSession(dirs, terminal) {
+  const pid = sessionOf(dirs.UULDANA_DATA_DIR)?.events.find((event) => event.type === "session-start")?.pid;
+  if (!pid || /^code \d+/m.test(terminal.plainOutput())) return;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 20_000);
+}
+
+function checkJournal(root, dirs, say) {
+  const id = sessionOf(dirs.UULDANA_DATA_DIR)?.id;
+  const show = id ? uuldana(root, dirs, ["sessions", "show", id, "--json"]) : undefined;
+  const events = show?.status === 0 ? JSON.parse(show.stdout) : [];
+  const runs = events.filter((event) => event.type === "run-start").map((event) => event.entry);
+  say(JSON.stringify(runs) === JSON.stringify(CHAIN), `sessions show --json has the runs ${CHAIN.join(" → ")} in order`, `${JSON.stringify(runs)}\n${show?.stderr ?? "no session"}`);
+  for (const entry of CHAIN.slice(0, 2)) {
+    const end = events.find((event) => event.type === "run-end" && event.entry === entry);
+    say(end?.stopped_by === "keys", `${entry} was left at its limit screen with its exit keys (stopped by ${end?.stopped_by ?? "nothing"})`);
+  }
+}
+
+function checkRests(root, dirs, api, say) {
+  const list = uuldana(root, dirs, ["cooldowns", "list", "--json"]);
+  const rows = list.status === 0 ? JSON.parse(list.stdout) : [];
+  for (const entry of CHAIN.slice(0, 2)) {
+    const row = rows.find((r) => r.entry === entry);
+    const off = row ? Math.abs(new Date(row.until).getTime() / 1000 - api.resets[entry]) : Infinity;
+    say(off <= 120, `cooldowns list --json: ${entry} rests until the reset the server gave, within 2 minutes (${row?.until ?? "not resting"})`, list.stdout + list.stderr);
+  }
+  say(!rows.some((r) => r.entry === "gemini"), "gemini is not resting");
+}
+
+async function checkTerminalUsable(terminal, say) {
+  const printed = terminal.plainOutput().split("\n");
+  const before = printed.map((line) => line.trim()).find((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}$/.test(line));
+  const after = printed.find((line) => line.includes("settings-after "))?.split("settings-after ")[1]?.trim();
+  say(before !== undefined && before === after, "the terminal settings are as before", `${before}\n${after}`);
+  await terminal.waitFor(() => /^waiting for a line/m.test(terminal.plainOutput()), 5000);
+  terminal.write("still usable\r");
+  const echoed = await terminal.waitFor(() => /^read: still usable/m.test(terminal.plainOutput()), 5000);
+  say(echoed, "the terminal takes a typed line afterwards");
+}
+
+// The handoff prompt as the next CLI sent it to its API: the string in the request that begins with the preamble.
+function handedText(body) {
+  const found = [];
+  const walk = (value) => {
+    if (typeof value === "string") {
+      if (value.startsWith("You are continuing a conversation")) found.push(value);
+    } else if (value && typeof value === "object") Object.values(value).forEach(walk);
+  };
+  try {
+    walk(JSON.parse(body));
+  } catch {
+    return "";
+  }
+  return found[0] ?? "";
+}
+
+// The one session in the data dir: its id and journal events, read directly while it runs.
+function sessionOf(dataDir) {
+  let ids = [];
+  try {
+    ids = readdirSync(join(dataDir, "sessions"));
+  } catch {
+    return undefined;
+  }
+  if (ids.length !== 1) return undefined;
+  const journal = readFileSync(join(dataDir, "sessions", ids[0], "journal.jsonl"), "utf8");
+  return { id: ids[0], events: journal.split("\n").filter(Boolean).map((line) => JSON.parse(line)) };
+}
+
+function uuldana(root, dirs, args) {
+  return spawnSync(process.execPath, [join(root, "dist", "core", "cli.js"), ...args], { encoding: "utf8", env: { ...process.env, ...dirs }, timeout: 20_000 });
+}
+
+// config.json: the three entries in order, each pointed at the loopback server with a throwaway home, one cwd.
+function writeConfig(configDir, base, cwd) {
+  const providers = CHAIN.map((id) => {
+    const setup = harnesses[id].setup({ base, cwd });
+    return { id, env: setup.env, args: setup.args };
+  });
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(join(configDir, "config.json"), JSON.stringify({ providers, auto_detect: false, failover: true }, null, 2));
+}
+
+// One server on loopback for the three vendors, told apart by path. It keeps the handoff prompt each CLI sent
+// (the first string in its requests that begins with the preamble); its answer depends on the user's newest message.
+async function startLoopbackApi() {
+  const now = Math.floor(Date.now() / 1000);
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      api.log.push(`${req.method} ${req.url} (${body.length} bytes)`);
+      answer(api, req, res, body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const api = {
+    base: `http://127.0.0.1:${server.address().port}`,
+    log: [],
+    handed: {},
+    limited: new Set(),
+    resets: { "claude-code": now + RESET_IN["claude-code"], codex: now + RESET_IN.codex },
+    close() {
+      server.close();
+      server.closeAllConnections();
+    },
+  };
+  return api;
+}
+
+function answer(api, req, res, body) {
+  const url = req.url ?? "";
+  if (req.method !== "POST") {
+    res.writeHead(200);
+    return res.end();
+  }
+  const keep = (id) => (api.handed[id] ??= handedText(body) || undefined);
+  if (url.startsWith("/v1/messages")) {
+    if (body.includes(ASK[1])) return limit(api, "claude-code", res);
+    return anthropicAnswer(res, body.includes(ASK[0]) ? ANSWER["claude-code"] : "Lighthouse question");
+  }
+  if (url.startsWith("/v1/responses")) {
+    keep("codex");
+    if (body.includes(ASK[2])) return limit(api, "codex", res);
+    return responsesAnswer(res, ANSWER.codex);
+  }
+  if (url.startsWith("/v1beta/models/")) {
+    // the main conversation streams; a plain generateContent call is Gemini's model router, which wants JSON
+    const stream = url.includes(":streamGenerateContent");
+    if (stream) keep("gemini");
+    return geminiAnswer(res, stream ? ANSWER.gemini : JSON.stringify({ reasoning: "a short question", model_choice: "flash" }), { stream });
+  }
+  res.writeHead(404, { "content-type": "application/json" });
+  res.end("{}");
+}
+
+function limit(api, id, res) {
+  api.limited.add(id);
+  LIMIT_REPLIES[id](res, api.resets[id]);
+}
