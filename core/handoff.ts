@@ -7,6 +7,8 @@ export interface RunPart {
   conversation: string;
   // the message that stopped this run, to be left out
   stopText?: string;
+  // the handoff prompt this run started with: agents show it back as the user's message, and it is already told
+  prompt?: string;
 }
 
 export interface HandoffOptions {
@@ -70,8 +72,11 @@ function cleanConversation(part: RunPart): string {
   // the exit keys at work, not conversation; a line too short to be the message's own is not taken for it
   const last = lines.findLastIndex((line) => normalize(line).length >= 12 && inStop(line));
   if (last !== -1) lines = lines.slice(0, last + 1);
+  // the agent's echo of its own handoff prompt repeats the earlier runs; each run's words are carried once
+  const prompt = normalize(part.prompt ?? "");
+  const inPrompt = (line: string): boolean => prompt !== "" && normalize(line).length >= 8 && prompt.includes(normalize(line));
   return lines
-    .filter((line) => !inStop(line))
+    .filter((line) => !inStop(line) && !inPrompt(line))
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 import type { Context } from "./context.js";
 import { UuldanaError } from "./errors.js";
@@ -25,8 +25,11 @@ export async function resumeCommand(context: Context, id: string | undefined): P
   const events = readJournal(join(folder, "journal.jsonl"));
   const parts: RunPart[] = [];
   let stopText: Record<string, string> = {};
+  // the handoff prompt of the run being read, named in its start's argv
+  let prompt: string | undefined;
   for (const event of events) {
     if (event.type === "limit") stopText = { ...stopText, [String(event.entry)]: String(event.text) };
+    if (event.type === "run-start") prompt = readPrompt(folder, event.argv);
     if (event.type !== "conversation") continue;
     const entry = String(event.entry);
     let conversation = "";
@@ -35,9 +38,20 @@ export async function resumeCommand(context: Context, id: string | undefined): P
     } catch {
       continue;
     }
-    parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}) });
+    parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}), ...(prompt ? { prompt } : {}) });
   }
   const spoken = events.some((event) => event.type === "user");
   const lastEntry = events.filter((event) => event.type === "run-start").map((event) => String(event.entry)).at(-1);
   return runCommand(context, { agentArgs: [], resume: { sessionId: chosen.id, parts, spoken, lastEntry } });
+}
+
+// The prompt file a run's argv names ("<prompt: FILE>"), read; undefined when it had none or the file is gone.
+function readPrompt(folder: string, argv: unknown): string | undefined {
+  const marker = Array.isArray(argv) ? argv.map(String).find((arg) => /^<prompt: .+>$/.test(arg)) : undefined;
+  if (!marker) return undefined;
+  try {
+    return readFileSync(join(folder, basename(marker.slice("<prompt: ".length, -1))), "utf8");
+  } catch {
+    return undefined;
+  }
 }

@@ -117,7 +117,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       failed = undefined;
       const { result: ended, limit } = outcome;
       spoken ||= ended.userTurns.length > 0 || prompt !== undefined;
-      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation: ended.conversation, stopText: limit?.text });
+      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation: ended.conversation, stopText: limit?.text, prompt: prompt?.prompt });
       // a signal to uuldana means the user wants to stop, even if a limit came first
       if (limit && !outcome.signal && failoverOn && rows.length >= 2) {
         const until = restUntil(limit, context.config.cooldownMinutes);

@@ -75,6 +75,24 @@ describe("the handoff prompt", () => {
     expect(buildHandoff({ parts: [codex], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1)).toEqual(["› now add tests", "⠋ Working", "• Added three tests."]);
   });
 
+  it("carries each run's words once: the next agent's echo of its handoff prompt is left out", () => {
+    const first = buildHandoff({ parts: [part], maxChars: 100_000, transcriptFile: "t" });
+    // the next agent shows the prompt back as the user's message, wrapped at its own width, then answers
+    const echoed = first.prompt.replace(/\s+/g, " ").match(/.{1,70}/g)!.map((line, i) => (i === 0 ? `› ${line}` : `  ${line}`));
+    const second = { entry: "codex", name: "Codex CLI", conversation: [...echoed, "• Renamed the tests as well.", "› and the docs?"].join("\n"), stopText: "You've hit your usage limit.", prompt: first.prompt };
+    const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual([
+      "--- with Claude Code (claude-work) ---",
+      "> please rename parse to parseLine",
+      "Renamed parse to parseLine.",
+      "tests pass",
+      "",
+      "--- with Codex CLI (codex) ---",
+      "• Renamed the tests as well.",
+      "› and the docs?",
+    ]);
+  });
+
   it("keeps every run's part, in order", () => {
     const second = { entry: "codex", name: "Codex CLI", conversation: "> now add tests\nAdded three tests.", stopText: "You've hit your usage limit." };
     const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });
