@@ -219,7 +219,8 @@ function nearestPair(lower: string): { gone: string; allowance: string; start: n
 function kindOf(text: string, candidate: Candidate): LimitKind {
   const near = `${candidate.sentence}`;
   for (const [kind, pattern] of KINDS) if (pattern.test(near)) return kind;
-  for (const [kind, pattern] of KINDS) if (pattern.test(text)) return kind;
+  // elsewhere in the message, credits are usually the remedy offered ("purchase more credits"), not the limit hit
+  for (const [kind, pattern] of KINDS) if (kind !== "credits" && pattern.test(text)) return kind;
   return "unknown";
 }
 

@@ -30,6 +30,12 @@ describe("uuldana explain", () => {
     });
   });
 
+  it("names the limit hit, not the credits offered as a remedy", async () => {
+    const kind = async (text: string): Promise<string> => JSON.parse((await sandbox.run(["explain", NOW, "--json", text], { env })).stdout).kind;
+    expect(await kind("■ You’ve hit your usage limit. Upgrade to Pro, visit the usage page to purchase more credits or try again at 4:05 AM.")).toBe("unknown");
+    expect(await kind("You're out of credits. Add credits to continue.")).toBe("credits");
+  });
+
   it("says no to a warning, with the reason", async () => {
     const run = await sandbox.run(["explain", NOW, "--json", "You've", "used", "85%", "of", "your", "weekly", "limit"], { env });
     const verdict = JSON.parse(run.stdout);

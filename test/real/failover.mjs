@@ -100,6 +100,11 @@ async function runChain({ terminal, api, dirs, root, say }) {
     say(line.test(output), `uuldana says ${from} rests and ${to} continues the conversation`);
   }
   say(/uuldana: stopped gemini \(Gemini CLI\) with its exit keys after \d+s/.test(output), "SIGTERM stops Gemini with its exit keys");
+  // the session's history, as a user would read it after such a run
+  const id = sessionOf(dirs.UULDANA_DATA_DIR)?.id;
+  if (process.env.UULDANA_REAL_TRANSCRIPT && id) {
+    writeFileSync(process.env.UULDANA_REAL_TRANSCRIPT, `${output}\n$ uuldana sessions show ${id}\n${uuldana(root, dirs, ["sessions", "show", id]).stdout}`);
+  }
   checkJournal(root, dirs, say);
   checkRests(root, dirs, api, say);
   await checkTerminalUsable(terminal, say);
