@@ -81,7 +81,7 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "user":
       return `you (to ${event.entry}): ${String(event.text)}`;
     case "limit":
-      return `${event.entry}: usage limit (${event.kind}, ${event.source}): ${String(event.text).replace(/\s+/g, " ")}`;
+      return `${event.entry}: usage limit (${[event.kind === "unknown" ? "" : event.kind, event.source].filter(Boolean).join(", ")}): ${String(event.text).replace(/\s+/g, " ")}`;
     case "cooldown":
       return `${event.entry} rests until ${formatInstant(new Date(String(event.until)))}`;
     case "ignored":

@@ -31,6 +31,16 @@ describe("session journals", () => {
     );
   });
 
+  it("name a limit's kind in the history only when it is known", async () => {
+    const at = "2026-11-30T14:00:00.000Z";
+    const limit = (entry: string, kind: string): string => JSON.stringify({ at, type: "limit", entry, source: "inferred", kind, text: `${entry} is out` });
+    sandbox.write("data/sessions/0zz0000abe/journal.jsonl", [JSON.stringify({ at, type: "session-start", cwd: "/y", pid: 999999999 }), limit("claude-code", "weekly"), limit("codex", "unknown")].join("\n") + "\n");
+    expect((await sandbox.run(["sessions", "show", "0zz0000abe"])).stdout.split("\n").slice(1, 3)).toEqual([
+      "14:00  claude-code: usage limit (weekly, inferred): claude-code is out",
+      "14:00  codex: usage limit (inferred): codex is out",
+    ]);
+  });
+
   it("exits 2 for a session that does not exist", async () => {
     expect(await sandbox.run(["sessions", "show", "nosuch"])).toEqual({
       code: 2,
