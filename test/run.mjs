@@ -24,6 +24,8 @@ try {
 } catch {
   failed = Math.max(failed, 1);
 }
+// vitest failing outside any test (the build in its global setup, say) is a failure the line must show
+if (run.status !== 0 && failed === 0) failed = 1;
 rmSync(folder, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = run.status === 0 && failed === 0 ? 0 : 1;
