@@ -105,5 +105,37 @@ describe("README", () => {
     }
     expect(ran).toBeGreaterThanOrEqual(2);
   });
+
+  it("names in its text only commands some test runs", () => {
+    const tests = [...readdirSync(join(root, "test")).filter((file) => file.endsWith(".ts")).map((file) => join("test", file)), ...readdirSync(join(root, "test", "real")).map((file) => join("test", "real", file))]
+      .map((file) => readFileSync(join(root, file), "utf8"))
+      .join("\n");
+    const ci = readFileSync(join(root, ".ci", "run"), "utf8");
+    // npm commands, and where each is run: CI on a clean clone, or the test that does what the command does
+    const npmRunBy: Record<string, boolean> = {
+      "npm ci": ci.includes("npm ci && npm start"),
+      // the tests' global setup takes the same steps
+      "npm run build": readFileSync(join(root, "test", "build.ts"), "utf8").includes("schema-build.js"),
+      "npm run demo": tests.includes('["demo"]'),
+      "npm run reference": tests.includes("renderReference(schema(\"config\"), schema(\"manifest\"))"),
+      "npm run test:real": ci.includes("step real npm run test:real"),
+      "npm install -g": tests.includes('"install", "--global"'),
+      "npm install -g .": tests.includes('"install", "--global"'),
+      "npm install -g uuldana": tests.includes('"install", "--global"'),
+      // the pack test puts a package where this command does, <config dir>/node_modules
+      "npm install --prefix <config dir> <pack>": tests.includes("config/node_modules/uuldana-pack-demo/package.json"),
+    };
+    const named = [...readme.matchAll(/`((?:uuldana|npm) [^`·]*)`/g)].map((m) => m[1]!.replace(/\s+/g, " "));
+    expect(named.length).toBeGreaterThan(10);
+    for (const command of new Set(named)) {
+      if (command.startsWith("npm ")) {
+        expect(npmRunBy[command], `no test runs "${command}"`).toBe(true);
+        continue;
+      }
+      // the words before the first placeholder, as a test writes them in an argv array
+      const argv = command.split(" ").slice(1).filter((word, i, all) => !all.slice(0, i + 1).some((w) => /^[A-Z]+$|^</.test(w)));
+      expect(tests, `no test runs "${command}"`).toContain(`[${argv.map((word) => JSON.stringify(word)).join(", ")}`);
+    }
+  });
 });
 
