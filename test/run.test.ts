@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -409,6 +409,29 @@ describe("failover chains and ends", () => {
     expect(prompt).not.toContain("weekly limit");
     terminal.type("/exit\r");
     await terminal.exited;
+  });
+
+  it("ends the session when uuldana is told to stop while it leaves an agent at its limit", async () => {
+    // exit keys this agent ignores, so leaving it takes a while: the signal comes meanwhile
+    const manifest = JSON.parse(readFileSync(join(sandbox.config, "providers", "limit.json"), "utf8"));
+    sandbox.write("config/providers/limit.json", { ...manifest, exit: { keys: ["{pause}"], wait_seconds: 4, signals: ["SIGTERM"], signal_wait_seconds: 1 } });
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 220 });
+    const journal = (): string[] => {
+      const sessions = join(sandbox.data, "sessions");
+      const [id] = existsSync(sessions) ? readdirSync(sessions) : [];
+      return id ? readFileSync(join(sessions, id, "journal.jsonl"), "utf8").trim().split("\n") : [];
+    };
+    await waitFor(() => journal().some((line) => line.includes('"type":"limit"')), "the limit in the journal", 20_000);
+    const pid = JSON.parse(journal()[0]!).pid as number;
+    process.kill(pid, "SIGTERM");
+    const exit = await terminal.exited;
+    await terminal.settle();
+    expect(exit.exitCode).toBe(143);
+    const types = journal().map((line) => JSON.parse(line).type as string);
+    expect(types.filter((type) => type === "run-start")).toHaveLength(1);
+    expect(types.at(-1)).toBe("session-end");
+    expect(terminal.raw).not.toContain("continuing with line");
   });
 
   it("moves on when the agent exits with a failing status right after the message", async () => {
