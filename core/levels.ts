@@ -16,8 +16,9 @@ export function pickLevel(enforced: readonly Level[], ceiling: Level): Level | n
   return null;
 }
 
-// The ceiling a session runs under: --ceiling when given (the user's own choice), never above a project's limit.
+// The ceiling a session runs under. --ceiling may lower it for one command, never raise it: allowing more is a standing
+// choice made in config.json (and a project may only lower that).
 export function effectiveCeiling(configured: Level, requested: Level | undefined, projectLimit: Level | undefined): Level {
-  const wanted = requested ?? configured;
-  return projectLimit && levelRank(wanted) > levelRank(projectLimit) ? projectLimit : wanted;
+  const limit = projectLimit && levelRank(projectLimit) < levelRank(configured) ? projectLimit : configured;
+  return requested && levelRank(requested) < levelRank(limit) ? requested : limit;
 }

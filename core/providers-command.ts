@@ -6,7 +6,7 @@ import { readCooldowns } from "./cooldowns.js";
 import { detectProviders } from "./detect.js";
 import { assessEntry, buildPriorityList, formatInstant, type Assessment } from "./eligibility.js";
 import { formatError } from "./errors.js";
-import { effectiveCeiling, type Level } from "./levels.js";
+import { effectiveCeiling, levelRank, type Level } from "./levels.js";
 import { loadManifestFile } from "./manifest.js";
 import { listManifestFiles } from "./packs.js";
 import { loadRegistry } from "./registry.js";
@@ -48,6 +48,9 @@ export async function assessProviders(
     assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
   );
   const notes = [...config.notes, ...registry.notes.map((note) => `note: ${note}`)];
+  if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
+    notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
+  }
   if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
   const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
   return { rows, notes: [...notes, ...broken], ceiling };

@@ -182,6 +182,19 @@ describe("providers list", () => {
     expect(low.rows[0]!.level).toBeNull();
   });
 
+  it("lets --ceiling lower the ceiling, never raise it above the config's, and says so", async () => {
+    dropIn("alpha", { levels: { ask: { args: ["--ask"] }, "full-access": { args: ["--yolo"] } } });
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false, ceiling: "ask" });
+    const raised = await listJson(["--ceiling", "full-access"]);
+    expect(raised.rows[0]!.level).toBe("ask");
+    expect(raised.stderr).toBe(
+      `note: --ceiling full-access is above the ceiling your config allows (ask), so ask is used; to allow more, set "ceiling" in ${sandbox.config}/config.json\n`,
+    );
+    const lowered = await listJson(["--ceiling", "read-only"]);
+    expect(lowered.rows[0]!.reasons).toEqual(['refused: cannot run within the ceiling "read-only" (it enforces only ask, full-access)']);
+    expect(lowered.stderr).toBe("");
+  });
+
   it("lists a drop-in manifest, reports a broken one with file and pointer, and still lists the rest", async () => {
     const broken = sandbox.write("config/providers/broken.json", { id: "broken", name: "Broken", executables: ["broken"] });
     sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
