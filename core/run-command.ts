@@ -34,9 +34,14 @@ export interface RunOptions {
   terminal?: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream };
   // said before each run starts, and when it has ended
   say?: (line: string) => void;
+  // aborted (with the signal's name as its reason) when the session must end: no further run starts
+  stop?: AbortSignal;
 }
 
 type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
+
+// Signals that ask uuldana to stop: the agent is left gracefully and the session ends.
+const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
 
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
@@ -61,6 +66,14 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
   const say = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  // a signal between runs (or one the caller saw first) ends the session before another run starts; during a run,
+  // the run's own handlers also stop its agent gracefully
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
+  const follow = (): void => stop.abort(options.stop?.reason);
+  if (options.stop?.aborted) follow();
+  options.stop?.addEventListener("abort", follow);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
     for (;;) {
       // /agent may have changed config.json during the last run: the next start walks the new order
@@ -72,6 +85,11 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       if (first) {
         for (const note of notes) say(note);
         journal.write(options.resume ? "session-resume" : "session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
+      }
+      if (stop.signal.aborted) {
+        const signal = String(stop.signal.reason) as NodeJS.Signals;
+        journal.write("session-end", { exit_code: 128 + signalNumber(signal), reason: `stopped by ${signal}` });
+        return result("", `uuldana: stopped by ${signal}${previous ? ` (${previous})` : ""}\n`, 128 + signalNumber(signal));
       }
       const ordered = first ? putFirst(rows, options.provider) : rows;
       const candidates = ordered.filter((row) => !tried.has(row.entry.key));
@@ -105,6 +123,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         rows,
         say,
         terminal: options.terminal,
+        stopped: stop.signal,
       });
       first = false;
       tried.add(chosen.entry.key);
@@ -130,6 +149,8 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       return endSession(journal, outcome);
     }
   } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    options.stop?.removeEventListener("abort", follow);
     journal.close();
   }
 }
@@ -163,6 +184,8 @@ interface RunEntryOptions {
   rows: Assessment[];
   say: (line: string) => void;
   terminal: RunOptions["terminal"];
+  // aborted when the session must end; a run that starts just after is stopped at once
+  stopped: AbortSignal;
 }
 
 interface Ended {
@@ -287,16 +310,16 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     process.stderr.write(formatInternalError(error));
     process.exit(70);
   };
-  const signals: NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
-  for (const signal of signals) process.on(signal, stopOnSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, stopOnSignal);
   process.on("uncaughtException", onCrash);
+  if (options.stopped.aborted) stopOnSignal(String(options.stopped.reason) as NodeJS.Signals);
   let ended: RunResult;
   try {
     ended = await run.result;
     await stopping;
     await cooldownWritten;
   } finally {
-    for (const signal of signals) process.off(signal, stopOnSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, stopOnSignal);
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }

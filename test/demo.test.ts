@@ -1,42 +1,84 @@
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+
 import { afterEach, describe, expect, it } from "vitest";
 
-import { bin, makeSandbox, type Sandbox } from "./helpers.js";
+import { bin, makeSandbox, root, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const readme = readFileSync(join(root, "README.md"), "utf8");
 
-// The lines every demo shows, whatever the terminal: the failover and the session's history.
+// What differs from one demo to the next (its folder, session id, clock and the reset three days ahead), masked.
+function mask(line: string): string {
+  return line
+    .replace(/\/tmp\/uuldana-demo-\w+/g, "FOLDER")
+    .replace(/\b0z[0-9a-z]{8}\b/g, "SESSION")
+    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g, "INSTANT")
+    .replace(/^\d\d:\d\d {2}/, "HH:MM  ")
+    .replace(/resets [A-Z][a-z]{2} \d{1,2}, 9am/, "resets DAY, 9am")
+    .trimEnd();
+}
+
+// The lines every demo shows, whatever the terminal: the failover, what the second agent received, the history.
 function expectFailover(text: string): void {
   const lines = text.split(/\r?\n/).map((line) => line.trimEnd());
   const banner = lines.find((line) => line.includes("You've hit your weekly limit"));
-  const [, month, day] = /resets (\w{3}) (\d+), 9am \(UTC\)$/.exec(banner ?? "") ?? [];
+  expect(banner, "the first agent's limit banner").toBeDefined();
+  const [, month, day] = /resets (\w{3}) (\d+), 9am \(UTC\)$/.exec(banner!)!;
   const year = new Date().getUTCFullYear() + (month === "Jan" && new Date().getUTCMonth() === 11 ? 1 : 0);
   const until = `${year}-${String(MONTHS.indexOf(month!) + 1).padStart(2, "0")}-${day!.padStart(2, "0")} 09:01 UTC`;
-  expect(lines).toContain("uuldana: starting demo-first (First demo agent 1.0.0) at ask · ctrl-] opens uuldana's prompt");
+  expect(lines).toContain("uuldana: starting demo-first (First demo agent 1.0.0) at ask");
   expect(lines).toContain("› What happens when an agent's usage allowance runs out?");
-  expect(lines).toContain(
-    `uuldana: demo-first's weekly limit is gone; it rests until ${until}; continuing with demo-second (Second demo agent 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt`,
-  );
+  expect(lines).toContain(`uuldana: demo-first's weekly limit is gone; it rests until ${until}; continuing with demo-second (Second demo agent 1.0.0) at ask with the conversation so far`);
   // what the second agent received: the question and the first agent's answer, not the limit menu
   const received = lines.filter((line) => line.startsWith("  │ "));
   expect(received).toContain("  │ › What happens when an agent's usage allowance runs out?");
   expect(received.some((line) => line.startsWith("  │ ● uuldana watches the agent's screen."))).toBe(true);
   expect(received.some((line) => /weekly limit|What do you want to do|Goodbye/.test(line))).toBe(false);
-  expect(lines).toContain("uuldana: demo-second (Second demo agent) exited with code 0 after 2s");
-  const history = lines.slice(lines.findIndex((line) => line.startsWith("$ uuldana sessions show ")));
-  expect(history[0]).toMatch(/^\$ uuldana sessions show [0-9a-z]+$/);
-  expect(history[1]).toMatch(/^session [0-9a-z]+ · started \d{4}-\d\d-\d\d \d\d:\d\d UTC · \S+ · ended \(exit 0\)$/);
-  expect(history.slice(2, 6).map((line) => line.slice(7))).toEqual([
-    "demo-first started at ask",
-    "you (to demo-first): What happens when an agent's usage allowance runs out?",
-    `demo-first: usage limit (weekly, inferred): You've hit your weekly limit · resets ${month} ${day}, 9am (UTC)`,
-    `demo-first rests until ${until}`,
+  expect(lines.some((line) => /^uuldana: demo-second \(Second demo agent\) exited with code 0 after \d+s$/.test(line))).toBe(true);
+  const history = lines.slice(lines.findIndex((line) => line.startsWith("$ uuldana sessions show "))).map(mask);
+  expect(history.slice(0, history.indexOf("") + 3)).toEqual([
+    "$ uuldana sessions show SESSION",
+    "session SESSION · started INSTANT · FOLDER/project · ended (exit 0)",
+    "HH:MM  demo-first started at ask",
+    "HH:MM  you (to demo-first): What happens when an agent's usage allowance runs out?",
+    "HH:MM  demo-first: usage limit (weekly, inferred): You've hit your weekly limit · resets DAY, 9am (UTC)",
+    "HH:MM  demo-first rests until INSTANT",
+    "HH:MM  demo-first's conversation: FOLDER/data/sessions/SESSION/conversation-1.txt",
+    "HH:MM  demo-first ended (stopped by keys), exit 0",
+    "HH:MM  demo-second started at ask, with the conversation so far",
+    "HH:MM  you (to demo-second): /exit",
+    "HH:MM  demo-second's conversation: FOLDER/data/sessions/SESSION/conversation-2.txt",
+    "HH:MM  demo-second ended, exit 0",
+    "HH:MM  session ended, exit 0",
+    "",
+    "The demo's temporary folder, with the files named above, has been removed (uuldana demo --keep keeps it).",
+    "That was a failover. Run uuldana run in a project to start your own agents.",
   ]);
-  expect(history).toContain("The demo's temporary folder has been removed (uuldana demo --keep keeps it).");
+}
+
+// The README's excerpt of the demo, in order: "…" stands for lines left out, a line ending in " …" for its start.
+function expectReadmeExcerpt(text: string): void {
+  const excerpt = /The first command installs[\s\S]*?```text\n([\s\S]*?)```/.exec(readme)![1]!.trimEnd().split("\n").map(mask);
+  const shown = text.split(/\r?\n/).map(mask);
+  let at = shown.findIndex((line) => line === excerpt[0]);
+  expect(at, `the demo shows "${excerpt[0]}"`).toBeGreaterThanOrEqual(0);
+  let gap = false;
+  for (const line of excerpt) {
+    if (line === "…") {
+      gap = true;
+      continue;
+    }
+    const fits = (candidate: string): boolean => (line.endsWith(" …") ? candidate.startsWith(line.slice(0, -2)) : candidate === line);
+    const found = gap ? shown.findIndex((candidate, i) => i >= at && fits(candidate)) : fits(shown[at] ?? "") ? at : -1;
+    expect(found, `the README's demo line "${line}" is not where the demo shows it`).toBeGreaterThanOrEqual(0);
+    at = found + 1;
+    gap = false;
+  }
 }
 
 describe("uuldana demo", () => {
@@ -45,8 +87,9 @@ describe("uuldana demo", () => {
     const run = await sandbox.run(["demo"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).not.toMatch(/\x1b/);
+    expect(run.stdout).not.toMatch(/[\x1b\r]/);
     expectFailover(run.stdout);
+    expectReadmeExcerpt(run.stdout);
     const folder = /config, data and cache in (\S+)/.exec(run.stdout)![1]!;
     expect(existsSync(folder)).toBe(false);
     for (const dir of [sandbox.config, sandbox.data, sandbox.cache]) expect(readdirSync(dir)).toEqual([]);
@@ -71,7 +114,9 @@ describe("uuldana demo", () => {
     const run = await sandbox.run(["demo", "--keep"]);
     expect(run.code).toBe(0);
     const folder = /config, data and cache in (\S+)/.exec(run.stdout)![1]!;
-    expect(run.stdout).toContain(`The demo's files are kept in ${folder}.`);
+    expect(run.stdout).toContain(
+      `The demo's files are kept in ${folder}. To look around:\n  UULDANA_CONFIG_DIR=${folder}/config UULDANA_DATA_DIR=${folder}/data uuldana sessions\n`,
+    );
     expect(statSync(`${folder}/data/sessions`).mode & 0o777).toBe(0o700);
     const [session] = readdirSync(`${folder}/data/sessions`);
     expect(statSync(`${folder}/data/sessions/${session}/journal.jsonl`).mode & 0o777).toBe(0o600);
@@ -90,4 +135,18 @@ describe("uuldana demo", () => {
     expect(lines.some((line) => /^uuldana: stopped demo-first \(First demo agent\) with its exit keys after \ds$/.test(line))).toBe(true);
     expect(lines).toContain("uuldana: the demo was stopped before the failover");
   });
+
+  it("stops at once on Ctrl+C before any agent has started", async () => {
+    sandbox = makeSandbox();
+    const terminal = new TestTerminal(process.execPath, [bin, "demo"], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
+    await terminal.waitFor("a scripted user types for you");
+    terminal.type("\x03");
+    const exit = await terminal.exited;
+    await terminal.settle();
+    expect(exit.exitCode).toBe(130);
+    const lines = terminal.text().split("\n");
+    expect(lines).toContain("uuldana: the demo was stopped before the failover");
+    expect(lines.some((line) => /^uuldana: (stopped by SIGINT|stopped demo-first \(First demo agent\) with (its exit keys|SIGTERM) after \ds)$/.test(line))).toBe(true);
+  });
 });
+

@@ -6,7 +6,8 @@ if (process.argv.includes("--version")) {
   out("uuldana-demo-first 1.0.0\n");
   process.exit(0);
 }
-const mode = process.argv[process.argv.indexOf("--mode") + 1] ?? "ask";
+const at = process.argv.indexOf("--mode");
+const mode = at === -1 ? "ask" : process.argv[at + 1];
 const ANSWER =
   "uuldana watches the agent's screen. When the agent says its allowance is gone, uuldana waits until it is quiet, " +
   "leaves it with its own exit keys, rests it until the reset it printed, and starts the next agent with this conversation.";

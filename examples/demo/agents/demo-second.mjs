@@ -7,7 +7,8 @@ if (process.argv.includes("--version")) {
   process.exit(0);
 }
 const args = process.argv.slice(2);
-const mode = args[args.indexOf("--mode") + 1] ?? "ask";
+const at = args.indexOf("--mode");
+const mode = at === -1 ? "ask" : args[at + 1];
 const prompt = args.filter((arg, i) => arg !== "--mode" && args[i - 1] !== "--mode").join(" ");
 
 out(`\x1b[1m Second demo agent\x1b[0m · ${mode} mode · /exit quits\r\n\r\n`);
@@ -15,7 +16,7 @@ if (prompt) {
   out(`I was started with a prompt of ${prompt.length} characters:\r\n`);
   for (const line of prompt.trim().split("\n")) out(`  │ ${line}\r\n`);
   const asked = /^› (.+)$/m.exec(prompt)?.[1]?.trim();
-  out(`\r\n● I have the conversation${asked ? ` — you asked: "${asked}"` : ""}. Picking up where the first agent stopped.\r\n\r\n`);
+  out(`\r\n● I have the conversation.${asked ? ` You asked: ${asked}` : ""} Picking up where the first agent stopped.\r\n\r\n`);
 } else out("Ask me anything.\r\n");
 out("› ");
 
