@@ -9,8 +9,8 @@ import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { VERSION } from "./version.js";
 
-// The one place that writes to stdout/stderr and sets the exit code; it never calls process.exit,
-// so output to a pipe always drains.
+// Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
+// drains. Only the commands that host agents (run, resume, demo) also write while they run.
 async function main(argv: readonly string[]): Promise<number> {
   let outcome: CommandResult | undefined;
   const program = buildProgram((value) => {
@@ -41,7 +41,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .configureOutput({ outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`) })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
-      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}`;
+      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
     });
 
   // the folders and merged config, for commands that need them (--config replaces config.json)

@@ -59,11 +59,14 @@ function table(schema: SchemaNode): string[] {
       const required = node.required?.includes(key) ? "yes" : "";
       rows.push(`| \`${path}\` | ${valueOf(schema, child)} | ${required} | ${escape(raw.description ?? child.description ?? "")} |`);
       const object = objectPart(schema, child);
-      if (object?.properties && sharedRef(object)) {
-        // keys that all take one shape (the levels) get one row naming them, and their shape's rows once
+      const shape = object?.properties ? sharedRef(object) : undefined;
+      if (object?.properties && shape) {
+        // keys that all take one shape (the levels) get one row naming them, and their shape's rows once, under the
+        // shape's own name: levels.<level>
         const names = Object.entries(object.properties).map(([name, value]) => `\`${name}\`: ${value.description ?? ""}`);
-        rows.push(`| \`${path}.<${path.replace(/s$/, "")}>\` | object |  | ${escape(names.join(" "))} |`);
-        visit(resolve(schema, Object.values(object.properties)[0]!), `${path}.<${path.replace(/s$/, "")}>.`);
+        const placeholder = `${path}.<${shape.replace(/^#\/\$defs\//, "")}>`;
+        rows.push(`| \`${placeholder}\` | object |  | ${escape(names.join(" "))} |`);
+        visit(resolve(schema, Object.values(object.properties)[0]!), `${placeholder}.`);
       } else if (object?.properties) visit(object, `${path}${child.type === "array" ? "[]" : ""}.`);
     }
   };
