@@ -3,6 +3,7 @@ import { readCooldowns, updateCooldowns } from "./cooldowns.js";
 import { formatInstant } from "./eligibility.js";
 import { result, type CommandResult } from "./result.js";
 import { renderTable } from "./table.js";
+import { formatWait } from "./time.js";
 
 // uuldana cooldowns: the entries resting after a usage limit, and until when.
 export async function listCooldowns(context: Context, options: { json?: boolean; now?: Date }): Promise<CommandResult> {
@@ -27,7 +28,7 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
   const lines = rows.map(([entry, row]) => [
     entry,
     formatInstant(row.until),
-    `${Math.max(1, Math.ceil((row.until.getTime() - now.getTime()) / 60_000))} min`,
+    formatWait(row.until.getTime() - now.getTime()),
     row.source,
     row.kind ?? "-",
     (row.text ?? "").replace(/\s+/g, " ").slice(0, 60),

@@ -7,6 +7,7 @@ import { compilePhrase } from "./phrases.js";
 import { classifyText, type ReaderOptions, type Verdict } from "./reader.js";
 import { loadRegistry } from "./registry.js";
 import { result, type CommandResult } from "./result.js";
+import { formatWait } from "./time.js";
 
 export interface ExplainOptions {
   json?: boolean;
@@ -71,8 +72,7 @@ function describe(verdict: Verdict, now: Date): string {
   const lines = [verdict.stop ? `stop: yes, a ${verdict.kind === "unknown" ? "usage" : verdict.kind} limit (score ${verdict.score})` : `stop: no (score ${verdict.score})`];
   if (verdict.reset_at) {
     const at = new Date(verdict.reset_at);
-    const minutes = Math.round((at.getTime() - now.getTime()) / 60_000);
-    const when = minutes < 0 ? "already past" : minutes >= 2880 ? `in ${Math.round(minutes / 1440)} days` : minutes >= 120 ? `in ${Math.round(minutes / 60)} hours` : `in ${minutes} minutes`;
+    const when = at.getTime() < now.getTime() ? "already past" : `in ${formatWait(at.getTime() - now.getTime())}`;
     lines.push(`returns: ${formatInstant(at)} (${when})`);
   } else if (verdict.stop) {
     lines.push("returns: not said; the entry would rest for cooldown_minutes");

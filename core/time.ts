@@ -10,3 +10,11 @@ export function formatDuration(ms: number): string {
   if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
+
+// "3 days", "5 hours", "40 minutes": how long until something, for people (at least a minute).
+export function formatWait(ms: number): string {
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  if (minutes >= 2880) return `${Math.round(minutes / 1440)} days`;
+  if (minutes >= 120) return `${Math.round(minutes / 60)} hours`;
+  return minutes === 1 ? "1 minute" : `${minutes} minutes`;
+}

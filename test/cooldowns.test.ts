@@ -58,9 +58,9 @@ describe("uuldana cooldowns", () => {
       entries.set("claude-work", row("2998-06-01T09:30:00Z"));
     });
     const list = await sandbox.run(["cooldowns"]);
-    // the LEFT column is as wide as the minutes left, far in the future here
+    // the LEFT column says how long, far in the future here
     expect(list.stdout.split("\n")[0]).toMatch(/^ENTRY {8}RESTING UNTIL {9}LEFT +SOURCE {4}KIND {4}TEXT$/);
-    expect(list.stdout.split("\n")[1]).toMatch(/^claude-work  2998-06-01 09:30 UTC  \d+ min  inferred  weekly  You've hit your weekly limit$/);
+    expect(list.stdout.split("\n")[1]).toMatch(/^claude-work  2998-06-01 09:30 UTC  \d+ days  inferred  weekly  You've hit your weekly limit$/);
     const json = JSON.parse((await sandbox.run(["cooldowns", "list", "--json"])).stdout);
     expect(json.map((r: { entry: string }) => r.entry)).toEqual(["claude-work", "codex"]);
     expect(json[1]).toEqual({ entry: "codex", until: "2999-01-01T00:00:00.000Z", since: "2026-11-30T12:00:00.000Z", source: "inferred", kind: "weekly", text: "You've hit your usage limit." });
