@@ -89,7 +89,7 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     const run = await uuldana(["demo"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("That was a failover: run uuldana run in a project to start your own agents.\n");
+    expect(run.stdout).toContain("That was a failover. Run uuldana run in a project to start your own agents.\n");
   }, 60_000);
 
   it("says to install again when node-pty is missing altogether", async () => {
