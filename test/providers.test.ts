@@ -265,7 +265,7 @@ describe("version probes", () => {
     sandbox.write("config/config.json", { auto_detect: false, providers: ["claude-code", "codex", "gemini", "qwen", "copilot", "opencode"] });
     const { rows } = await listJson();
     expect(rows.map((row) => [row.entry, row.version, row.eligible])).toEqual([
-      ["claude-code", "2.1.197", true],
+      ["claude-code", "2.1.332", true],
       ["codex", "0.171.0", true],
       ["gemini", "0.61.0", true],
       ["qwen", "0.24.4", true],

@@ -383,7 +383,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     await terminal.exited;
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
-      "1  claude-code  claude-code  2.1.197  ask    argv    2026-12-03 08:01 UTC  resting until 2026-12-03 08:01 UTC",
+      "1  claude-code  claude-code  2.1.332  ask    argv    2026-12-03 08:01 UTC  resting until 2026-12-03 08:01 UTC",
     );
   });
 });
