@@ -10,6 +10,7 @@ import { checkNodePty } from "./pty.js";
 import { result, type CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
 import { listSessionIds, showSession } from "./sessions-command.js";
+import { STOP_SIGNALS } from "./terminal.js";
 
 const AGENTS = ["demo-first", "demo-second"] as const;
 const QUESTION = "What happens when an agent's usage allowance runs out?";
@@ -20,7 +21,6 @@ const CUES: { cue: string; keys: string; delayMs: number }[] = [
 ];
 // a demo that has not ended by then is told to quit, whatever it shows
 const DEADLINE_MS = 40_000;
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 // uuldana demo: a real session through the run engine, in a real pseudo-terminal, with the two demo agents shipped in
 // the package, and config, data and cache in a temporary folder. A scripted user asks the first agent a question;
@@ -31,7 +31,7 @@ export async function demoCommand(options: { keep?: boolean }): Promise<CommandR
   // Ctrl+C stops the demo at any moment: the script stops typing, and the session ends after the agent is left
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   const screen = new DemoScreen();
   try {
     const env = prepare(folder);
@@ -63,7 +63,7 @@ export async function demoCommand(options: { keep?: boolean }): Promise<CommandR
     if (!failedOver) return result(output, "uuldana: the demo did not reach the second agent\n", 1);
     return result(output, "", ended.exitCode);
   } finally {
-    for (const signal of SIGNALS) process.off(signal, onSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     if (!options.keep) rmSync(folder, { recursive: true, force: true });
   }
 }

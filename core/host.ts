@@ -155,7 +155,7 @@ export function startRun(options: HostOptions): Run {
     status: () => [
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
       `command: ${[options.file, ...options.args].join(" ")}`,
-      `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
+      `screen ${screen.cols}x${screen.rows}${live.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
       screen.skipped ? `the screen model skipped ${screen.skipped} characters it could not keep up with` : "the screen model is complete",
       ...describe.status(),
     ],

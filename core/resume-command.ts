@@ -25,19 +25,15 @@ export async function resumeCommand(context: Context, id: string | undefined): P
   const events = readJournal(join(folder, "journal.jsonl"));
   const parts: RunPart[] = [];
   let stopText: Record<string, string> = {};
-  // the handoff prompt of the run being read, named in its start's argv
+  // the handoff prompt of the run being read, saved beside the journal
   let prompt: string | undefined;
   for (const event of events) {
     if (event.type === "limit") stopText = { ...stopText, [String(event.entry)]: String(event.text) };
-    if (event.type === "run-start") prompt = readPrompt(folder, event.argv);
+    if (event.type === "run-start") prompt = typeof event.prompt_file === "string" ? readSaved(folder, event.prompt_file) : undefined;
     if (event.type !== "conversation") continue;
     const entry = String(event.entry);
-    let conversation = "";
-    try {
-      conversation = readFileSync(join(folder, String(event.file)), "utf8");
-    } catch {
-      continue;
-    }
+    const conversation = readSaved(folder, String(event.file));
+    if (conversation === undefined) continue;
     parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}), ...(prompt ? { prompt } : {}) });
   }
   const spoken = events.some((event) => event.type === "user");
@@ -45,12 +41,10 @@ export async function resumeCommand(context: Context, id: string | undefined): P
   return runCommand(context, { agentArgs: [], resume: { sessionId: chosen.id, parts, spoken, lastEntry } });
 }
 
-// The prompt file a run's argv names ("<prompt: FILE>"), read; undefined when it had none or the file is gone.
-function readPrompt(folder: string, argv: unknown): string | undefined {
-  const marker = Array.isArray(argv) ? argv.map(String).find((arg) => /^<prompt: .+>$/.test(arg)) : undefined;
-  if (!marker) return undefined;
+// A file the session keeps beside its journal, by the name the journal gives it; undefined when it is gone.
+function readSaved(folder: string, name: string): string | undefined {
   try {
-    return readFileSync(join(folder, basename(marker.slice("<prompt: ".length, -1))), "utf8");
+    return readFileSync(join(folder, basename(name)), "utf8");
   } catch {
     return undefined;
   }

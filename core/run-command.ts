@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 import { changeOrder, type OrderChange } from "./agent-order.js";
 import { loadConfig } from "./config.js";
@@ -18,7 +18,7 @@ import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
 import { result, type CommandResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
-import { signalNumber } from "./terminal.js";
+import { STOP_SIGNALS, signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
 import type { Manifest } from "./types.js";
 
@@ -39,9 +39,6 @@ export interface RunOptions {
 }
 
 type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
-
-// Signals that ask uuldana to stop: the agent is left gracefully and the session ends.
-const STOP_SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
 
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
@@ -222,6 +219,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     version: chosen.detection?.version ?? null,
     level: chosen.level,
     argv: [chosen.detection!.path, ...shownArgs],
+    ...(options.promptFile ? { prompt_file: basename(options.promptFile) } : {}),
   });
   const starting = `${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""}`;
   const opening = options.previous
@@ -298,34 +296,32 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     if (error instanceof UuldanaError && error.code === "E_AGENT_START") return { kind: "failed-start", reason: error.message, ended: undefined };
     throw error;
   }
-  // SIGTERM, SIGHUP or SIGINT to uuldana stops the agent the graceful way; a crash of uuldana hangs it up
-  let receivedSignal: NodeJS.Signals | undefined;
-  const stopOnSignal = (signal: NodeJS.Signals): void => {
-    receivedSignal ??= signal;
-    void run.stop();
-  };
+  // the session told to stop (SIGTERM, SIGHUP or SIGINT to uuldana) stops the agent the graceful way, even when
+  // the signal came just before this run started; a crash of uuldana hangs it up
+  const stopRun = (): void => void run.stop();
   const onCrash = (error: Error): void => {
     restoreTerminal();
     run.agent.signal("SIGHUP");
     process.stderr.write(formatInternalError(error));
     process.exit(70);
   };
-  for (const signal of STOP_SIGNALS) process.on(signal, stopOnSignal);
+  options.stopped.addEventListener("abort", stopRun);
+  if (options.stopped.aborted) stopRun();
   process.on("uncaughtException", onCrash);
-  if (options.stopped.aborted) stopOnSignal(String(options.stopped.reason) as NodeJS.Signals);
   let ended: RunResult;
   try {
     ended = await run.result;
     await stopping;
     await cooldownWritten;
   } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, stopOnSignal);
+    options.stopped.removeEventListener("abort", stopRun);
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }
   options.journal.save(conversationFile, ended.conversation + "\n");
   options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
+  const receivedSignal = options.stopped.aborted ? (String(options.stopped.reason) as NodeJS.Signals) : undefined;
   const outcome: Ended = { kind: "ended", entry: chosen.entry.key, manifest, result: ended, limit: options.failover ? limit : undefined, signal: receivedSignal, notices };
   if (!limit && !receivedSignal && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {
     return { kind: "failed-start", reason: `it exited with status ${ended.exitCode} at once`, ended: outcome };

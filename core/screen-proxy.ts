@@ -3,7 +3,7 @@ import { join } from "node:path";
 
 import { packageRoot } from "./paths.js";
 import type { ScreenOptions } from "./screen.js";
-import type { TerminalModes } from "./terminal.js";
+import { NO_MODES, type TerminalModes } from "./terminal.js";
 
 export type ScreenRequest =
   | { type: "write"; data: Uint8Array }
@@ -31,17 +31,6 @@ export interface ScreenSnapshot {
   changed: string[];
   conversation: string;
 }
-
-const NO_MODES: TerminalModes = {
-  altScreen: false,
-  bracketedPaste: false,
-  mouse: false,
-  focus: false,
-  kittyKeyboard: false,
-  cursorHidden: false,
-  applicationCursor: false,
-  applicationKeypad: false,
-};
 
 const DEFAULT_MAX_PENDING = 10_000_000;
 const BATCH_DELAY_MS = 8;

@@ -30,6 +30,9 @@ export function groupAlive(pid: number): boolean {
   }
 }
 
+// The signals that ask uuldana to stop: the agent is left the graceful way and the session ends.
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGHUP", "SIGINT"];
+
 export function signalNumber(signal: NodeJS.Signals): number {
   const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
   return numbers[signal] ?? 0;
@@ -45,6 +48,18 @@ export interface TerminalModes {
   applicationCursor: boolean;
   applicationKeypad: boolean;
 }
+
+// A terminal as uuldana found it: nothing switched on.
+export const NO_MODES: Readonly<TerminalModes> = {
+  altScreen: false,
+  bracketedPaste: false,
+  mouse: false,
+  focus: false,
+  kittyKeyboard: false,
+  cursorHidden: false,
+  applicationCursor: false,
+  applicationKeypad: false,
+};
 
 // The bytes that undo what an agent may have left switched on in the user's terminal.
 export function restoreSequence(modes: TerminalModes): string {
@@ -75,7 +90,7 @@ export function setRawInput(on: boolean): void {
 // The modes an agent has switched on in the user's terminal, read from its output as it passes through. The screen
 // model runs behind on a thread of its own; deciding what to draw or undo needs what the terminal has now.
 export class LiveModes {
-  readonly modes: TerminalModes = { altScreen: false, bracketedPaste: false, mouse: false, focus: false, kittyKeyboard: false, cursorHidden: false, applicationCursor: false, applicationKeypad: false };
+  readonly modes: TerminalModes = { ...NO_MODES };
   private kittyDepth = 0;
   // the start of a sequence cut off at the end of the last chunk
   private carry = "";

@@ -81,6 +81,17 @@ function expectReadmeExcerpt(text: string): void {
   }
 }
 
+// Starts the demo in a terminal, presses Ctrl+C once the text is on screen, and returns how it ended and what it showed.
+async function pressCtrlC(when: string): Promise<{ exit: { exitCode: number }; lines: string[] }> {
+  sandbox = makeSandbox();
+  const terminal = new TestTerminal(process.execPath, [bin, "demo"], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
+  await terminal.waitFor(when);
+  terminal.type("\x03");
+  const exit = await terminal.exited;
+  await terminal.settle();
+  return { exit, lines: terminal.text().split("\n") };
+}
+
 describe("uuldana demo", () => {
   it("shows a failover from start to end without a terminal, and leaves the user's folders alone", async () => {
     sandbox = makeSandbox();
@@ -124,27 +135,15 @@ describe("uuldana demo", () => {
   });
 
   it("stops gracefully on Ctrl+C, and says the demo was stopped", async () => {
-    sandbox = makeSandbox();
-    const terminal = new TestTerminal(process.execPath, [bin, "demo"], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
-    await terminal.waitFor("Ask me anything.");
-    terminal.type("\x03");
-    const exit = await terminal.exited;
-    await terminal.settle();
-    const lines = terminal.text().split("\n");
+    const { exit, lines } = await pressCtrlC("Ask me anything.");
     expect(exit.exitCode).toBe(130);
     expect(lines.some((line) => /^uuldana: stopped demo-first \(First demo agent\) with its exit keys after \ds$/.test(line))).toBe(true);
     expect(lines).toContain("uuldana: the demo was stopped before the failover");
   });
 
   it("stops at once on Ctrl+C before any agent has started", async () => {
-    sandbox = makeSandbox();
-    const terminal = new TestTerminal(process.execPath, [bin, "demo"], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
-    await terminal.waitFor("a scripted user types for you");
-    terminal.type("\x03");
-    const exit = await terminal.exited;
-    await terminal.settle();
+    const { exit, lines } = await pressCtrlC("a scripted user types for you");
     expect(exit.exitCode).toBe(130);
-    const lines = terminal.text().split("\n");
     expect(lines).toContain("uuldana: the demo was stopped before the failover");
     expect(lines.some((line) => /^uuldana: (stopped by SIGINT|stopped demo-first \(First demo agent\) with (its exit keys|SIGTERM) after \ds)$/.test(line))).toBe(true);
   });
