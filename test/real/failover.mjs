@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
+import { sessionOf, uuldanaPid } from "./session.mjs";
 import { startTerminal } from "./terminal.mjs";
 import { LIMIT_REPLIES, anthropicAnswer, geminiAnswer, responsesAnswer } from "./vendor-api.mjs";
 
@@ -90,7 +91,7 @@ async function runChain({ terminal, api, dirs, root, say }) {
   say(geminiAnswered, "Gemini shows the answer the server streamed");
 
   // the session ends the way a user's session manager ends it: SIGTERM to uuldana
-  const pid = sessionOf(dirs.UULDANA_DATA_DIR)?.events.find((event) => event.type === "session-start")?.pid;
+  const pid = uuldanaPid(dirs.UULDANA_DATA_DIR);
   if (pid) process.kill(pid, "SIGTERM");
   const code = await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 30_000).then(() => /^code (\d+)/m.exec(terminal.plainOutput())?.[1]);
   say(code === "143", `uuldana exits 143 after SIGTERM (exit ${code ?? "none"})`);
@@ -112,7 +113,7 @@ async function runChain({ terminal, api, dirs, root, say }) {
 
 // After a check that failed midway: uuldana is stopped the graceful way so no agent outlives the test.
 async function endSession(dirs, terminal) {
-  const pid = sessionOf(dirs.UULDANA_DATA_DIR)?.events.find((event) => event.type === "session-start")?.pid;
+  const pid = uuldanaPid(dirs.UULDANA_DATA_DIR);
   if (!pid || /^code \d+/m.test(terminal.plainOutput())) return;
   try {
     process.kill(pid, "SIGTERM");
@@ -146,9 +147,7 @@ function checkRests(root, dirs, api, say) {
 }
 
 async function checkTerminalUsable(terminal, say) {
-  const printed = terminal.plainOutput().split("\n");
-  const before = printed.map((line) => line.trim()).find((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}$/.test(line));
-  const after = printed.find((line) => line.includes("settings-after "))?.split("settings-after ")[1]?.trim();
+  const { before, after } = terminal.settings();
   say(before !== undefined && before === after, "the terminal settings are as before", `${before}\n${after}`);
   await terminal.waitFor(() => /^waiting for a line/m.test(terminal.plainOutput()), 5000);
   terminal.write("still usable\r");
@@ -173,17 +172,6 @@ function handedText(body) {
 }
 
 // The one session in the data dir: its id and journal events, read directly while it runs.
-function sessionOf(dataDir) {
-  let ids = [];
-  try {
-    ids = readdirSync(join(dataDir, "sessions"));
-  } catch {
-    return undefined;
-  }
-  if (ids.length !== 1) return undefined;
-  const journal = readFileSync(join(dataDir, "sessions", ids[0], "journal.jsonl"), "utf8");
-  return { id: ids[0], events: journal.split("\n").filter(Boolean).map((line) => JSON.parse(line)) };
-}
 
 function uuldana(root, dirs, args) {
   return spawnSync(process.execPath, [join(root, "dist", "core", "cli.js"), ...args], { encoding: "utf8", env: { ...process.env, ...dirs }, timeout: 20_000 });

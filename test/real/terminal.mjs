@@ -17,6 +17,7 @@ const SCRIPT = [
 // control sequences (CSI), strings (OSC, DCS) and the short escapes, so what the shell printed reads as text
 const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P_^][^\x07\x1b]*(\x07|\x1b\\)|\x1b[ -/]*[0-~]/g;
 
+// The terminal, with "uuldana run" started in it under the environment given (uuldana's folders included).
 export function startTerminal({ root, cwd, env, cols = 120, rows = 40 }) {
   const require = createRequire(join(root, "package.json"));
   const pty = require("node-pty");
@@ -46,6 +47,14 @@ export function startTerminal({ root, cwd, env, cols = 120, rows = 40 }) {
     plainOutput: () => output.replace(ESCAPES, "").replace(/\r/g, ""),
     lines,
     text: () => lines().join("\n"),
+    // the terminal's settings ("stty -g") as the shell printed them before uuldana started and after it ended
+    settings() {
+      const printed = this.plainOutput().split("\n").map((line) => line.trim());
+      return {
+        before: printed.find((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}$/.test(line)),
+        after: printed.find((line) => line.startsWith("settings-after "))?.slice("settings-after ".length),
+      };
+    },
     write: (data) => child.write(data),
     // waits for a condition on what has been drawn, up to a deadline; true if it came
     async waitFor(test, ms) {
