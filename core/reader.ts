@@ -198,13 +198,20 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0];
 }
 
+const PAIR_REACH = 200;
+
 // A gone-word and an allowance-word at most six words apart, in either order.
 function nearestPair(lower: string): { gone: string; allowance: string; start: number; end: number } | undefined {
   const gones = [...lower.matchAll(GONE)];
   const allowances = [...lower.matchAll(ALLOWANCE)];
   let best: { gone: string; allowance: string; start: number; end: number; distance: number } | undefined;
+  // eight words are well within PAIR_REACH characters: only allowance-words that near a gone-word are weighed, so a
+  // long line that repeats the words costs time in proportion to its length, not to its length squared
+  let first = 0;
   for (const gone of gones) {
-    for (const allowance of allowances) {
+    while (first < allowances.length && allowances[first]!.index! < gone.index! - PAIR_REACH) first++;
+    for (let i = first; i < allowances.length && allowances[i]!.index! <= gone.index! + PAIR_REACH; i++) {
+      const allowance = allowances[i]!;
       const start = Math.min(gone.index!, allowance.index!);
       const end = Math.max(gone.index! + gone[0].length, allowance.index! + allowance[0].length);
       const between = lower.slice(start, end);

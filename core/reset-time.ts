@@ -136,8 +136,7 @@ function fromWeekdayTime(text: string, context: ResetContext): ResetTime | undef
   if (!clock) return undefined;
   const zone = match[6];
   const target = WEEKDAYS.indexOf(match[1]!.toLowerCase().slice(0, 3));
-  const zoneName = zone && !isAbbreviation(zone) ? zone : context.timeZone;
-  const today = localWall(context.now, zoneName);
+  const today = localWall(context.now, namedZone(zone, context));
   const weekday = new Date(Date.UTC(today.year, today.month, today.day)).getUTCDay();
   for (let add = 0; add <= 7; add++) {
     const instant = instantIn({ ...today, day: today.day + ((target - weekday + 7) % 7) + add * 7, ...clock, second: 0 }, zone, context);
@@ -154,8 +153,7 @@ function fromTime(text: string, context: ResetContext): ResetTime | undefined {
   const clock = toClock(match[1]!, match[2], match[3], match[4]);
   if (!clock) return undefined;
   const zone = match[5];
-  const zoneName = zone && !isAbbreviation(zone) && !/^(GMT|UTC)/i.test(zone) ? zone : context.timeZone;
-  const today = localWall(context.now, isValidZone(zoneName) ? zoneName : context.timeZone);
+  const today = localWall(context.now, namedZone(zone, context));
   for (let add = 0; add <= 1; add++) {
     const instant = instantIn({ ...today, day: today.day + add, ...clock, second: 0 }, zone, context);
     if (instant === undefined) return undefined;
@@ -243,6 +241,11 @@ function offsetFromText(zone: string): number | undefined {
   if (!numeric) return undefined;
   const minutes = Number(numeric[2]) * 60 + Number(numeric[3] ?? 0);
   return numeric[1] === "-" ? -minutes : minutes;
+}
+
+// The IANA zone a text names for its day, else the local zone: words that only look like a zone are not one.
+function namedZone(zone: string | undefined, context: ResetContext): string {
+  return zone && !isAbbreviation(zone) && !/^(GMT|UTC)/i.test(zone) && isValidZone(zone) ? zone : context.timeZone;
 }
 
 function isAbbreviation(zone: string): boolean {

@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+
+import { classifyText } from "../core/reader.js";
+
+// The reader runs on every line an agent draws, on uuldana's own thread: text an agent prints (a file it shows, a
+// log it tails) must never make it throw, and never make it take time out of proportion to the text.
+const now = new Date("2026-12-01T12:00:00Z");
+const read = (text: string) => classifyText(text, { now, timeZone: "UTC" });
+
+describe("the reader on hostile text", () => {
+  it.each([
+    ["a word in parentheses after a weekday", "You have hit your usage limit. It resets Monday 9am (Monday Morning).", "2026-12-07T09:01:00.000Z"],
+    ["a zone that does not exist", "Limit reached · resets Fri 3pm (Europe/Nowhere)", "2026-12-04T15:01:00.000Z"],
+    ["a word after a time", "You've reached your usage limit; try again at 5pm (approx).", "2026-12-01T17:01:00.000Z"],
+  ])("reads %s in the local zone instead of throwing", (_what, text, reset) => {
+    const verdict = read(text);
+    expect(verdict.stop).toBe(true);
+    expect(verdict.reset_at).toBe(reset);
+  });
+
+  it("judges a 100 KB line that repeats the words as one long text, not a message", () => {
+    const verdict = read("usage limit reached ".repeat(5000));
+    expect(verdict.stop).toBe(false);
+    expect(verdict.reasons).toEqual(['"limit reached" is about an allowance running out', "not a stop: too little around it (score 3, a stop needs 4)"]);
+  });
+});
