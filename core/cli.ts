@@ -188,4 +188,8 @@ function report(error: unknown): number {
   return 70;
 }
 
+// A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left
+// to write is dropped, and the command ends as it would have.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+
 process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,34 @@
+import { spawn } from "node:child_process";
+
+import { afterAll, describe, expect, it } from "vitest";
+
+import { bin, makeSandbox } from "./helpers.js";
+
+const sandbox = makeSandbox();
+afterAll(() => sandbox.cleanup());
+
+// `uuldana explain --jsonl < big | head -1`: the reader of the output leaves after one line.
+function readFirstLine(args: string[], input: string): Promise<{ first: string; code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: sandbox.project, env: sandbox.env, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes("\n")) child.stdout.destroy();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ first: out.split("\n")[0]!, code, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("output to a pipe that closes early", () => {
+  it("ends quietly with the command's own exit code, no stack trace", async () => {
+    const input = `${JSON.stringify("You've hit your usage limit · resets 5pm (UTC)")}\n`.repeat(20_000);
+    const run = await readFirstLine(["explain", "--jsonl", "--now", "2026-12-01T12:00:00Z"], input);
+    expect(JSON.parse(run.first)).toMatchObject({ stop: true, reset_at: "2026-12-01T17:01:00.000Z" });
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+  });
+});
