@@ -16,6 +16,9 @@ export interface ResetTime {
 // Added to every reset instant, so an entry is not tried the second its allowance might return.
 export const RESET_MARGIN_MS = 60_000;
 
+// The furthest a reset is believed to lie: beyond it, the text is taken to name no reset time at all.
+const LATEST_RESET_MS = 400 * 86_400_000;
+
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const WEEKDAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
 
@@ -33,14 +36,16 @@ const ZONE = String.raw`(?:\s*\(?\s*((?:[A-Z][A-Za-z_]+\/[A-Za-z0-9_\/+-]+)|(?:(
 // Finds the reset instant in a text, or undefined when it names none.
 export function parseResetTime(text: string, context: ResetContext): ResetTime | undefined {
   const flat = text.replace(/\s+/g, " ").replace(/[‐-―−]/g, (c) => (c === "−" ? "-" : "-"));
-  return (
+  const found =
     fromEpoch(flat) ??
     fromIso(flat, context) ??
     fromRelative(flat, context) ??
     fromDateTime(flat, context) ??
     fromWeekdayTime(flat, context) ??
-    fromTime(flat, context)
-  );
+    fromTime(flat, context);
+  // "in 99999999999999 days" names no instant a clock can hold, and no allowance returns years from now
+  const at = found?.at.getTime();
+  return at !== undefined && Number.isFinite(at) && at - context.now.getTime() <= LATEST_RESET_MS ? found : undefined;
 }
 
 // The offset of a zone from UTC at an instant, in minutes.
@@ -86,6 +91,7 @@ function fromIso(text: string, context: ResetContext): ResetTime | undefined {
   const match = /\b(\d{4})-(\d{2})-(\d{2})(?:T|\s+at\s+|\s+)(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:\s*(Z|[+-]\d{2}:?\d{2})|\s+(UTC|GMT|[A-Z]{2,5}))?/.exec(text);
   if (!match) return undefined;
   const wall = { year: +match[1]!, month: +match[2]! - 1, day: +match[3]!, hour: +match[4]!, minute: +match[5]!, second: +(match[6] ?? 0) };
+  if (wall.month > 11 || wall.day < 1 || wall.day > 31 || wall.hour > 23 || wall.minute > 59 || wall.second > 60) return undefined;
   const offset = match[7] === "Z" ? 0 : offsetFromText(match[7] ?? match[8] ?? "");
   if (offset !== undefined) {
     return done(Date.UTC(wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second) - offset * 60_000, match[0]);

@@ -207,3 +207,31 @@ describe("project config", () => {
     expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid config ${file} (1 problem)`);
   });
 });
+
+describe("config values beyond what a clock can hold", () => {
+  it.each([
+    ["cooldown_minutes", 1e308, "1e+308", "a number of at most 525600", "How long an entry rests after a limit when no reset time can be read (default 300; at most 525600, a year)."],
+    ["quiet_seconds", 1e9, "1000000000", "a number of at most 3600", "How long the agent must be quiet after a limit message before it is stopped (default 1.5; at most 3600)."],
+    ["dismiss_seconds", 1e12, "1000000000000", "a number of at most 86400", "If the agent keeps working this long after limit-like text, the text is ignored (default 20; at most 86400)."],
+  ])("%s: exits 2 naming the key, the value and the most it may be", async (key, value, shown, allowed, hint) => {
+    const scratch = makeSandbox();
+    try {
+      const file = scratch.write("config/config.json", { providers: [], [key]: value });
+      const run = await scratch.run(["providers", "list"]);
+      expect(run).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: [
+          `uuldana: invalid config ${file} (1 problem)`,
+          `  at /${key} (${key}): is too large`,
+          `    value: ${shown}`,
+          `    allowed: ${allowed}`,
+          `    hint: ${hint}`,
+          "",
+        ].join("\n"),
+      });
+    } finally {
+      scratch.cleanup();
+    }
+  });
+});

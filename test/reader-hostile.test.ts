@@ -18,6 +18,15 @@ describe("the reader on hostile text", () => {
     expect(verdict.reset_at).toBe(reset);
   });
 
+  it.each([
+    ["a wait no clock can hold", "You've hit your usage limit. Try again in 99999999999999 days."],
+    ["a wait of many years", "Usage limit reached. Resets in 9999999 hours"],
+    ["a date that does not exist", "Your quota is exhausted until 2026-13-45T99:00:00Z"],
+  ])("reads %s as no reset time: the entry rests for cooldown_minutes", (_what, text) => {
+    const verdict = read(text);
+    expect(verdict).toMatchObject({ stop: true, reset_at: null });
+  });
+
   it("judges a 100 KB line that repeats the words as one long text, not a message", () => {
     const verdict = read("usage limit reached ".repeat(5000));
     expect(verdict.stop).toBe(false);
