@@ -56,9 +56,14 @@ export class TitleFilter {
     this.held = undefined;
     // most chunks hold no escape and no C1 byte at all
     if (!this.title && !this.dropping && data.indexOf(ESC) === -1 && data.indexOf(C1_OSC) === -1 && data.indexOf(C1_CSI) === -1) {
-      const keep = data[data.length - 1] === C2 ? data.length - 1 : data.length;
-      this.finish(data, keep);
-      return keep === data.length ? data : data.subarray(0, keep);
+      // a lone UTF-8 lead byte at the end may become U+009B or U+009D with the next chunk
+      if (data[data.length - 1] !== C2) {
+        this.finish(data, data.length);
+        return data;
+      }
+      this.held = Buffer.from([C2]);
+      this.finish(data, data.length - 1);
+      return data.subarray(0, data.length - 1);
     }
     return this.scan(data);
   }
@@ -204,8 +209,9 @@ export class TitleFilter {
         if (byte === ESC) return close(j, second === 0x5c ? j + 2 : j);
         if (second === C1_ST) return close(j, j + 2);
         if (startsSequence(second)) return close(j, j);
-        if (second <= 0x9f) j++;
-        else title.utf8 = 1;
+        // another C1 control is ignored inside a title; U+00A0…U+00BF is a character
+        if (second >= 0x80 && second <= 0x9f) j++;
+        else if (second >= 0xa0 && second <= 0xbf) title.utf8 = 1;
         continue;
       }
       if (byte >= 0x80 && byte <= 0x9f) {

@@ -27,8 +27,9 @@ function splits(input: Buffer): Buffer[][] {
   return ways;
 }
 
-const cases: [string, Buffer, string, string][] = [
+const cases: [string, Buffer, string | Buffer, string][] = [
   ["plain text", bytes("hello, world\r\n"), "hello, world\r\n", ""],
+  ["a UTF-8 lead byte 0xc2 that no C1 byte follows", bytes("a", [0xc2], "b", [0xc2, 0xa0], "c"), bytes("a", [0xc2], "b", [0xc2, 0xa0], "c"), ""],
   ["text whose UTF-8 holds the bytes 0x9b, 0x9c and 0x9d", bytes("Лампа Нет Über\r\n"), "Лампа Нет Über\r\n", ""],
   ["an OSC 0 title ended by BEL", bytes("a\x1b]0;agent\x07b"), `a${title("agent")}b`, "agent"],
   ["an OSC 2 title ended by ST", bytes("a\x1b]2;agent\x1b\\b"), `a${title("agent", "2")}b`, "agent"],
@@ -43,6 +44,7 @@ const cases: [string, Buffer, string, string][] = [
   ["a raw 0x9d title ended by BEL", bytes("a", [0x9d], "0;raw\x07"), `a${title("raw")}`, "raw"],
   ["a title in UTF-8 whose Ü holds 0x9c", bytes("\x1b]0;Über Нет\x07"), title("Über Нет"), "Über Нет"],
   ["a title with control and direction characters", bytes("\x1b]0;a\r\nb\x7f\u202ec\u0085d\x07"), title("abcd"), "abcd"],
+  ["a title whose broken UTF-8 lead byte comes just before its BEL", bytes("\x1b]0;a", [0xc2], "\x07b"), `${title("a\ufffd")}b`, "a\ufffd"],
   ["a title restarted by U+009D inside it", bytes("\x1b]0;first", [0xc2, 0x9d], "0;second\x07"), title("first") + title("second"), "second"],
   ["a hyperlink (OSC 8), untouched", bytes("\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\"), "\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\", ""],
   ["a clipboard write (OSC 52) and a folder (OSC 7), untouched", bytes("\x1b]52;c;aGk=\x07\x1b]7;file:///tmp\x07"), "\x1b]52;c;aGk=\x07\x1b]7;file:///tmp\x07", ""],
@@ -73,7 +75,7 @@ const cases: [string, Buffer, string, string][] = [
 
 describe("the title filter", () => {
   it.each(cases)("%s", (_, input, expected, agentTitle) => {
-    const latin1 = Buffer.from(expected, "utf8").toString("latin1");
+    const latin1 = (typeof expected === "string" ? Buffer.from(expected, "utf8") : expected).toString("latin1");
     expect(feed([input])).toEqual({ out: latin1, agentTitle });
     for (const chunks of splits(input)) {
       const { out, agentTitle: read } = feed(chunks);
@@ -127,9 +129,11 @@ describe("the title the user's terminal receives", () => {
     linkAgent(sandbox, "title", "title-agent.mjs");
     sandbox.write("config/providers/title.json", standInManifest("title"));
     sandbox.write("config/config.json", { providers: ["title"], auto_detect: false });
-    const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true });
+    // a terminal that keeps a title stack, with a title of the user's own
+    const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true, windowOptions: { pushTitle: true, popTitle: true } });
     let shownTitle = "";
     term.onTitleChange((text) => (shownTitle = text));
+    await new Promise<void>((resolve) => term.write("\x1b]0;the user's own title\x07", resolve));
     const received: Buffer[] = [];
     const spawned = pty.spawn(process.execPath, [bin, "run"], { name: "xterm-256color", cols: 100, rows: 30, cwd: sandbox.project, env: { ...sandbox.env, TERM: "xterm-256color" }, encoding: null });
     child = spawned;
@@ -150,6 +154,8 @@ describe("the title the user's terminal receives", () => {
     spawned.write("q");
     expect(await exited).toBe(0);
     await waitFor(() => screen().includes("exited with code 0"), "uuldana's last line");
+    await new Promise<void>((resolve) => term.write("", resolve));
+    expect(shownTitle).toBe("the user's own title");
 
     const all = Buffer.concat(received).toString("latin1");
     const sequences = [...all.matchAll(/\x1b\][0-9lL]*;[^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[\d*(?:;\d*)*t|[\x9b\x9c\x9d]/g)].map((match) => Buffer.from(match[0], "latin1").toString("utf8"));
