@@ -170,7 +170,27 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       done(await validateManifests(paths, process.cwd()));
     });
 
+  for (const group of [sessions, cooldowns, providers]) refuseUnknownWords(group);
   return program;
+}
+
+// "list" is each group's default command, so commander hands it any word that names no command, and says "too many
+// arguments for 'list'"; such a word is an unknown command of the group, said as one, with the group's commands.
+function refuseUnknownWords(group: Command): void {
+  const list = group.commands.find((command) => command.name() === "list")!;
+  list.allowExcessArguments(true).hook("preAction", (command) => {
+    let words = command.args;
+    // "list" itself, written after an option of the group's (uuldana providers --json list)
+    if (group.args[0] !== list.name() && words[0] === list.name()) words = words.slice(1);
+    const word = words[0];
+    if (word === undefined) return;
+    const names = group.commands.map((known) => known.name());
+    let message: string;
+    if (group.args[0] === list.name() || words !== command.args) message = `unexpected argument "${word}" for "${group.name()} list", which takes none`;
+    else if (names.includes(word)) message = `"${word}" must come right after "${group.name()}", before any option`;
+    else message = `unknown command "${word}" for "${group.name()}"; its commands: ${names.join(", ")}`;
+    command.error(message, { code: "commander.unknownCommand", exitCode: 2 });
+  });
 }
 
 function report(error: unknown): number {

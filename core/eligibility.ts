@@ -2,6 +2,7 @@ import type { CooldownTable } from "./cooldowns.js";
 import { restingUntil } from "./cooldowns.js";
 import type { Detection } from "./detect.js";
 import { LEVELS, pickLevel, type Level } from "./levels.js";
+import { strayFlagReason, strayPermissionFlag } from "./permission-flags.js";
 import type { Entry, Manifest, PromptMode } from "./types.js";
 
 // One entry of the priority list with everything that decides whether it can run now.
@@ -68,10 +69,16 @@ export function assessEntry(
   if (!detection?.installed) reasons.push(`not installed: ${detection?.problem ?? "not looked for"}`);
   else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${detection.problem}` : detection.problem ?? "not recognised");
   const enforced = LEVELS.filter((level) => manifest.levels?.[level] !== undefined);
-  const level = pickLevel(enforced, context.ceiling);
+  let level = pickLevel(enforced, context.ceiling);
   if (!level) {
     const known = enforced.length ? `it enforces only ${enforced.join(", ")}` : "its manifest names no level it enforces";
     reasons.push(`refused: cannot run within the ceiling "${context.ceiling}" (${known})`);
+  }
+  // the entry's own args may not start it at another level than the one uuldana names
+  const stray = level ? strayPermissionFlag(entry.args, manifest, level) : undefined;
+  if (stray && level) {
+    reasons.push(strayFlagReason(stray, manifest, level));
+    level = null;
   }
   const prompt = manifest.prompt?.mode ?? "none";
   if (context.handoff && prompt === "none") reasons.push("takes no first prompt, so it cannot continue a conversation");

@@ -95,8 +95,9 @@ export function startRun(options: HostOptions): Run {
   }
 
   let warned = false;
+  // uuldana's part first, the ⚠ mark in it: an agent's own title can neither hide the mark nor fake it
   const formatTitle = (agentTitle: string): string =>
-    ["uuldana", options.entry, options.level, agentTitle].filter(Boolean).join(" · ") + (warned ? " ⚠" : "");
+    `uuldana · ${options.entry} · ${options.level}${warned ? " ⚠" : ""}${agentTitle ? ` · ${agentTitle}` : ""}`;
   const titles = new TitleFilter(formatTitle);
   const key = { ...commandKeyBytes(options.commandKey), name: options.commandKey };
   let prompt: CommandPrompt | undefined;
@@ -104,7 +105,6 @@ export function startRun(options: HostOptions): Run {
   let held: Buffer[] = [];
   let heldBytes = 0;
   let heldDropped = 0;
-  let flushTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<StopResult> | undefined;
   let typed: Promise<TypedPromptResult> | undefined;
   let exited = false;
@@ -239,13 +239,6 @@ export function startRun(options: HostOptions): Run {
     const filtered = titles.filter(chunk);
     if (filtered.length) out(filtered);
     screen.write(chunk);
-    if (titles.holding && !flushTimer) {
-      flushTimer = setTimeout(() => {
-        flushTimer = undefined;
-        const rest = titles.flush();
-        if (rest) out(rest);
-      }, 50);
-    }
   });
   const stopReplies = interactive ? () => {} : screen.onReply((reply) => !exited && agent.write(reply));
 
@@ -282,9 +275,7 @@ export function startRun(options: HostOptions): Run {
     }
     stopData();
     stopReplies();
-    clearTimeout(flushTimer);
-    const rest = titles.flush();
-    if (rest) out(rest);
+    titles.end();
     stdin.off("data", onInput);
     stdin.pause();
     stdout.off("resize", onResize);

@@ -12,6 +12,7 @@ import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./ha
 import { restoreTerminal, startRun, type Run, type RunResult } from "./host.js";
 import { Journal } from "./journal.js";
 import type { Level } from "./levels.js";
+import { strayFlagError, strayPermissionFlag } from "./permission-flags.js";
 import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
 import { checkNodePty } from "./pty.js";
@@ -97,6 +98,13 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         const message = (previous ? `uuldana: ${previous}.\n` : "") + nothingCanRun(ordered, ceiling, new Date());
         journal.write("session-end", { exit_code: 1, reason: "no entry can run" });
         return result("", message, 1);
+      }
+      // the arguments after -- may not start the first agent at another level than its banner names
+      const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
+      if (stray) {
+        const error = strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
+        journal.write("session-end", { exit_code: 2, reason: error.message });
+        throw error;
       }
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;

@@ -18,6 +18,8 @@ export interface Manifest {
   args?: string[];
   prompt?: { mode: PromptMode; flag?: string; ready?: string };
   levels?: Partial<Record<Level, LevelFlags>>;
+  // flags that change what the CLI may do; an entry's args or the arguments after -- may carry only the level's own
+  permission_flags?: string[];
   exit?: { keys?: string[]; wait_seconds?: number; signals?: string[]; signal_wait_seconds?: number };
   limit_phrases?: string[];
   account_env?: Record<string, string>;

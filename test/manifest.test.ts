@@ -35,6 +35,10 @@ const cases: [string, string][] = [
     "uuldana: invalid manifest FILE (1 problem)\n  at /id (id): does not have the expected form\n    value: \"Stand In\"\n    allowed: text matching ^[a-z0-9][a-z0-9-]*$\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
   ],
   [
+    "permission-flag-with-value",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /permission_flags/1 (permission_flags[1]): does not have the expected form\n    value: \"--yolo=true\"\n    allowed: text matching ^-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*$\n    hint: The CLI's flags that change what it may do without asking (permission modes, approvals, sandbox, yolo), long and short. An entry's args or the arguments after -- that carry one of them, or a flag any level passes, are refused unless it is exactly the running level's own, value included; --flag=value and grouped short flags (-dy) are read too.\n",
+  ],
+  [
     "level-arg-not-string",
     "uuldana: invalid manifest FILE (1 problem)\n  at /levels/ask/args/1 (levels.ask.args[1]): must be a string\n    value: 1\n    allowed: a string\n    hint: Flags that make the CLI enforce this level.\n",
   ],
@@ -76,7 +80,7 @@ const cases: [string, string][] = [
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"exit\", \"limit_phrases\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"exit\", \"limit_phrases\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",
