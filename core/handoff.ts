@@ -17,6 +17,8 @@ export interface HandoffOptions {
   maxChars: number;
   // where the whole transcript is saved when the prompt must carry only its end
   transcriptFile: string;
+  // the session's redactor: the next agent sees [redacted] where a secret was
+  redact?: (text: string) => string;
 }
 
 export interface Handoff {
@@ -39,17 +41,18 @@ const CHROME = [
 ];
 
 // The text the next agent gets: a preamble in uuldana's words, then the conversation of every run so far, without
-// the message that stopped each agent, without chrome and without any escape or control sequence.
+// the message that stopped each agent, without chrome, without any escape or control sequence and without secrets.
 export function buildHandoff(options: HandoffOptions): Handoff {
+  const redact = options.redact ?? ((text: string): string => text);
   const previous = options.parts[options.parts.length - 1]!;
   const sections = options.parts.map((part) => `--- with ${part.name} (${part.entry}) ---\n${cleanConversation(part)}`);
-  const transcript = sections.join("\n\n").trim();
-  const preamble = [
+  const transcript = redact(sections.join("\n\n").trim());
+  const preamble = redact([
     `You are continuing a conversation that began with ${previous.name} (${previous.entry}), whose usage allowance ran out.`,
     "Below is the conversation as it was shown on screen. Hidden reasoning, the previous agent's memory, approvals it had",
     "been given and tool calls still running did not carry over: check the state of the files before relying on them.",
     "Continue with the user's last request.",
-  ].join(" ");
+  ].join(" "));
   const whole = `${preamble}\n\n${transcript}\n`;
   if (whole.length <= options.maxChars) return { prompt: whole, transcript, trimmed: false };
   const head = `${preamble}\n\nThe whole conversation is in ${options.transcriptFile}; its last part follows.\n\n`;

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import { changeOrder, type OrderChange } from "./agent-order.js";
@@ -16,6 +16,7 @@ import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
 import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
+import { redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
 import { STOP_SIGNALS, signalNumber } from "./terminal.js";
@@ -49,9 +50,11 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
   checkNodePty();
   const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
-  // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
-  const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);
-  const journal = new Journal(context.dirs.data, sessionId, [...context.config.redact, ...secrets]);
+  // entries' env values (account folders, keys) and what the user's redact patterns match never reach a file of the
+  // session, the cooldown table or the next agent's prompt: one redactor for all of them
+  const redactor = redactorFor(context.config);
+  const journal = new Journal(context.dirs.data, sessionId, redactor);
+  const redact = (text: string): string => redactor.redact(text);
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const tried = new Set<string>();
@@ -100,10 +103,10 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
-      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`) }) : undefined;
+      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`), redact }) : undefined;
       if (prompt) {
-        writeFileSync(join(journal.folder, `transcript-${parts.length}.txt`), prompt.transcript + "\n", { mode: 0o600 });
-        writeFileSync(join(journal.folder, `prompt-${parts.length}.txt`), prompt.prompt, { mode: 0o600 });
+        journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
+        journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
       }
       const outcome = await runEntry(context, chosen, {
         agentArgs: native ?? (first ? options.agentArgs : []),
@@ -119,6 +122,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
         say,
+        redact,
         terminal: options.terminal,
         stopped: stop.signal,
       });
@@ -180,6 +184,8 @@ interface RunEntryOptions {
   why: string;
   rows: Assessment[];
   say: (line: string) => void;
+  // the session's redactor, for what leaves the journal's hands (the cooldown row)
+  redact: (text: string) => string;
   terminal: RunOptions["terminal"];
   // aborted when the session must end; a run that starts just after is stopped at once
   stopped: AbortSignal;
@@ -269,7 +275,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
           const until = restUntil(event, context.config.cooldownMinutes);
           options.journal.write("limit", { entry: chosen.entry.key, source: "inferred", text: event.text, score: event.verdict.score, kind: event.verdict.kind, reset_at: event.verdict.reset_at, after: event.after });
           cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
-            entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: event.text });
+            entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: options.redact(event.text) });
           }).then(() => options.journal.write("cooldown", { entry: chosen.entry.key, until: until.toISOString() }));
           if (options.failover) stopping = run.stop();
           else notices.push(`uuldana: ${chosen.entry.key} said its usage allowance is gone (${limitName(event)}; rests until ${formatInstant(until)}); ${options.why} so it keeps running`);

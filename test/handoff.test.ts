@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Detector } from "../core/detector.js";
 import { buildHandoff } from "../core/handoff.js";
 import { classifyText } from "../core/reader.js";
+import { Redactor } from "../core/redaction.js";
 
 const part = {
   entry: "claude-work",
@@ -156,5 +157,15 @@ describe("the handoff cut at the stop message", () => {
     const conversation = ["I renamed the helper.", BANNER, " ❯ 1. Stop and wait for limit to reset", BANNER, "Goodbye."].join("\n");
     const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
     expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
+  });
+});
+
+describe("what the handoff hands on", () => {
+  it("passes the transcript and the preamble through the session's redactor", () => {
+    const redactor = new Redactor([/sk-live-[A-Za-z0-9]{8,}/g], ["acct-7c1d2e3f"]);
+    const conversation = ["> use acct-7c1d2e3f", "The key is sk-live-4f9a8b7c", "  6d5e4f3a2b1c, in the settings."].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 100_000, transcriptFile: "t", redact: (text) => redactor.redact(text) });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "> use [redacted]", "The key is [redacted], in the settings."]);
+    expect(handoff.prompt.endsWith("> use [redacted]\nThe key is [redacted], in the settings.\n")).toBe(true);
   });
 });
