@@ -1,4 +1,5 @@
 import { stripEscapes } from "./ansi.js";
+import { escapeControls } from "./safe-text.js";
 
 // One run's part of the conversation, for the next agent.
 export interface RunPart {
@@ -45,10 +46,12 @@ const CHROME = [
 export function buildHandoff(options: HandoffOptions): Handoff {
   const redact = options.redact ?? ((text: string): string => text);
   const previous = options.parts[options.parts.length - 1]!;
-  const sections = options.parts.map((part) => `--- with ${part.name} (${part.entry}) ---\n${cleanConversation(part)}`);
+  // names come from manifests and the journal: shown, never obeyed
+  const label = (part: RunPart): string => `${escapeControls(part.name)} (${escapeControls(part.entry)})`;
+  const sections = options.parts.map((part) => `--- with ${label(part)} ---\n${cleanConversation(part)}`);
   const transcript = redact(sections.join("\n\n").trim());
   const preamble = redact([
-    `You are continuing a conversation that began with ${previous.name} (${previous.entry}), whose usage allowance ran out.`,
+    `You are continuing a conversation that began with ${label(previous)}, whose usage allowance ran out.`,
     "Below is the conversation as it was shown on screen. Hidden reasoning, the previous agent's memory, approvals it had",
     "been given and tool calls still running did not carry over: check the state of the files before relying on them.",
     "Continue with the user's last request.",

@@ -18,6 +18,7 @@ import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
 import { redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
+import { escapeControls, safeOutput } from "./safe-text.js";
 import { newSessionId } from "./session-id.js";
 import { STOP_SIGNALS, signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
@@ -65,7 +66,9 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   let previous: string | undefined;
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
-  const say = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  // uuldana's own lines quote ids, names, versions and notes from files and programs: made safe before they are said
+  const sink = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  const say = (line: string): void => sink(safeOutput(line));
   // a signal between runs (or one the caller saw first) ends the session before another run starts; during a run,
   // the run's own handlers also stop its agent gracefully
   const stop = new AbortController();
@@ -216,7 +219,8 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const notices: string[] = [];
-  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
+  // shown in uuldana's prompt, which prints them as they are: keys from a project's config are made safe here
+  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
   const conversationFile = `conversation-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
   options.journal.write("run-start", {
@@ -289,12 +293,12 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
           if (!verb) {
             return [
               "priority list:",
-              ...options.rows.map((row) => `  ${row.order}. ${row.entry.key}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
+              ...options.rows.map((row) => `  ${row.order}. ${escapeControls(row.entry.key)}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
               "change it: /agent up|down|first|remove ENTRY, or /agent add PROVIDER",
             ];
           }
           if (!["up", "down", "first", "add", "remove"].includes(verb) || !key) return ["usage: /agent [up|down|first|remove ENTRY | add PROVIDER]"];
-          return [changeOrder(context.config.userFile, verb as OrderChange, key), "the next failover walks this order"];
+          return [escapeControls(changeOrder(context.config.userFile, verb as OrderChange, key)), "the next failover walks this order"];
         },
       },
     });
@@ -366,7 +370,7 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
 function nothingCanRun(rows: Assessment[], ceiling: Level, now: Date): string {
   if (rows.length === 0) return "uuldana: no entry can run: no provider is listed in config.json and none is installed\n";
   const lines = [`uuldana: no entry can run under the ceiling ${ceiling}:`];
-  for (const row of rows) lines.push(`  ${row.entry.key}: ${row.reasons.join("; ") || "already tried in this session"}`);
+  for (const row of rows) lines.push(`  ${escapeControls(row.entry.key)}: ${row.reasons.join("; ") || "already tried in this session"}`);
   const returns = rows
     .map((row) => row.restingUntil)
     .filter((until): until is Date => until !== undefined)

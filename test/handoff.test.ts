@@ -161,6 +161,14 @@ describe("the handoff cut at the stop message", () => {
 });
 
 describe("what the handoff hands on", () => {
+  it("shows a name or entry with control characters escaped, in the preamble and the section header", () => {
+    const hostile = { entry: "evil\x1b]0;pwned\x07", name: "Evil\x1b[2J\u009b31m", conversation: "> hello\nhi" };
+    const handoff = buildHandoff({ parts: [hostile], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.prompt.startsWith("You are continuing a conversation that began with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007), whose usage allowance ran out.")).toBe(true);
+    expect(handoff.transcript.split("\n")[0]).toBe("--- with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007) ---");
+    expect(handoff.prompt).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+  });
+
   it("passes the transcript and the preamble through the session's redactor", () => {
     const redactor = new Redactor([/sk-live-[A-Za-z0-9]{8,}/g], ["acct-7c1d2e3f"]);
     const conversation = ["> use acct-7c1d2e3f", "The key is sk-live-4f9a8b7c", "  6d5e4f3a2b1c, in the settings."].join("\n");
