@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { escapeControls, safeOutput } from "../core/safe-text.js";
 import { EXIT } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
+import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Any control character but a line break: what must never reach the user's terminal from uuldana's own lines.
@@ -126,6 +126,7 @@ describe("uuldana's prompt during a run", () => {
       expect(screen).toContain('  2. title\\u001b]0;pwned\\u0007: unknown provider "title\\u001b]0;pwned\\u0007": no valid manifest has this id');
       expect(terminal.title).toBe("uuldana · line · ask");
       terminal.type("\x1b");
+      await waitFor(() => !terminal.screen().join("\n").includes("uuldana>"), "the prompt to close", 10_000);
       terminal.type("/exit\r");
       await terminal.exited;
     } finally {
