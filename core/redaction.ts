@@ -10,6 +10,7 @@ export const MIN_SECRET_CHARS = 4;
 // never a blank line (a paragraph ends there).
 const BREAK = /(?<![\r\n][\t \u2502\u2503\u2551]*)[\t \u2502\u2503\u2551]*\r?\n(?![\t \u2502\u2503\u2551]*\r?\n)[\t \u2502\u2503\u2551]*/g;
 
+// Built once per session, so the journal, the files, the cooldown row and the prompt blank exactly the same things.
 export class Redactor {
   private readonly patterns: RegExp[];
   private readonly literal = new Set<RegExp>();
