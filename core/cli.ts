@@ -7,10 +7,13 @@ import { LEVELS, type Level } from "./levels.js";
 import { resolveDirs } from "./paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
+import { safeOutput } from "./safe-text.js";
 import { VERSION } from "./version.js";
 
 // Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
-// drains. Only the commands that host agents (run, resume, demo) also write while they run.
+// drains. Only the commands that host agents (run, resume, demo) also write while they run. Everything printed here
+// passes through safeOutput: whatever a file, an agent or another program put into a message, no control sequence
+// reaches the terminal — so a new command, or a new message quoting a value, needs nothing of its own.
 async function main(argv: readonly string[]): Promise<number> {
   let outcome: CommandResult | undefined;
   const program = buildProgram((value) => {
@@ -22,8 +25,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return report(error);
   }
   if (!outcome) return 0;
-  if (outcome.stdout) process.stdout.write(outcome.stdout);
-  if (outcome.stderr) process.stderr.write(outcome.stderr);
+  if (outcome.stdout) process.stdout.write(safeOutput(outcome.stdout));
+  if (outcome.stderr) process.stderr.write(safeOutput(outcome.stderr));
   return outcome.exitCode;
 }
 
@@ -38,7 +41,11 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--config <file>", "use this file instead of your config.json")
     .showHelpAfterError("(run uuldana --help for usage)")
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`) })
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(safeOutput(text)),
+      writeErr: (text) => process.stderr.write(safeOutput(text)),
+      outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`),
+    })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
       return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
@@ -201,10 +208,10 @@ function report(error: unknown): number {
     return 2;
   }
   if (error instanceof UuldanaError) {
-    process.stderr.write(formatError(error));
+    process.stderr.write(safeOutput(formatError(error)));
     return error.exitCode;
   }
-  process.stderr.write(formatInternalError(error));
+  process.stderr.write(safeOutput(formatInternalError(error)));
   return 70;
 }
 

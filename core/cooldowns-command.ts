@@ -1,6 +1,7 @@
 import type { Context } from "./context.js";
 import { readCooldowns, updateCooldowns } from "./cooldowns.js";
 import { formatInstant } from "./eligibility.js";
+import { redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
 import { renderTable } from "./table.js";
 import { formatWait } from "./time.js";
@@ -13,6 +14,9 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
     .filter(([, row]) => row.until.getTime() > now.getTime())
     .sort(([, a], [, b]) => a.until.getTime() - b.until.getTime());
   const stderr = table.problem ? `warning: ${table.problem}\n` : "";
+  // a row written before a redact pattern was added (or by an older uuldana) is shown redacted all the same
+  const redactor = redactorFor(context.config);
+  const text = (row: { text: string | undefined }): string | null => (row.text === undefined ? null : redactor.redact(row.text));
   if (options.json) {
     const json = rows.map(([entry, row]) => ({
       entry,
@@ -20,7 +24,7 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
       since: row.since?.toISOString() ?? null,
       source: row.source,
       kind: row.kind ?? null,
-      text: row.text ?? null,
+      text: text(row),
     }));
     return result(JSON.stringify(json, null, 2) + "\n", stderr);
   }
@@ -31,7 +35,7 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
     formatWait(row.until.getTime() - now.getTime()),
     row.source,
     row.kind ?? "-",
-    (row.text ?? "").replace(/\s+/g, " ").slice(0, 60),
+    (text(row) ?? "").replace(/\s+/g, " ").slice(0, 60),
   ]);
   return result(renderTable(["ENTRY", "RESTING UNTIL", "LEFT", "SOURCE", "KIND", "TEXT"], lines), stderr);
 }

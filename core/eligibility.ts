@@ -3,6 +3,7 @@ import { restingUntil } from "./cooldowns.js";
 import type { Detection } from "./detect.js";
 import { LEVELS, pickLevel, type Level } from "./levels.js";
 import { strayFlagReason, strayPermissionFlag } from "./permission-flags.js";
+import { escapeControls } from "./safe-text.js";
 import type { Entry, Manifest, PromptMode } from "./types.js";
 
 // One entry of the priority list with everything that decides whether it can run now.
@@ -63,11 +64,14 @@ export function assessEntry(
   const resting = restingUntil(context.cooldowns, entry.key, context.now);
   if (resting) reasons.push(`resting until ${formatInstant(resting)}`);
   if (!manifest) {
-    reasons.push(`unknown provider "${entry.id}": no valid manifest has this id`);
+    // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
+    reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
     return { order, entry, manifest, detection, level: null, prompt: "none", restingUntil: resting, eligible: false, reasons };
   }
-  if (!detection?.installed) reasons.push(`not installed: ${detection?.problem ?? "not looked for"}`);
-  else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${detection.problem}` : detection.problem ?? "not recognised");
+  // a probe's problem quotes what the program printed
+  const problem = detection?.problem === undefined ? undefined : escapeControls(detection.problem);
+  if (!detection?.installed) reasons.push(`not installed: ${problem ?? "not looked for"}`);
+  else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${problem}` : problem ?? "not recognised");
   const enforced = LEVELS.filter((level) => manifest.levels?.[level] !== undefined);
   let level = pickLevel(enforced, context.ceiling);
   if (!level) {

@@ -1,3 +1,5 @@
+import { escapeControls } from "./safe-text.js";
+
 // One error type for everything uuldana reports to the user; only the CLI prints it.
 export type ErrorCode =
   | "E_USAGE"
@@ -34,16 +36,17 @@ export class UuldanaError extends Error {
   }
 }
 
-// The text printed on stderr for an error: the message, its details, then the fix.
+// The text printed on stderr for an error: the message, its details, then the fix. Each is one line, and the values
+// they quote from files (a bad value, a path) are shown with their control characters escaped.
 export function formatError(error: UuldanaError): string {
   const lines = [`uuldana: ${error.message}`];
   for (const detail of error.details) lines.push(detail);
   if (error.hint) lines.push(`hint: ${error.hint}`);
-  return lines.join("\n") + "\n";
+  return lines.map(escapeControls).join("\n") + "\n";
 }
 
 // The text printed for a failure that is uuldana's own fault: never a stack trace, always what to do.
 export function formatInternalError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = escapeControls(error instanceof Error ? error.message : String(error));
   return `uuldana: internal error: ${message}\nhint: this is a bug in uuldana; please report it with the command you ran\n`;
 }

@@ -1,11 +1,12 @@
 import { stripEscapes } from "./ansi.js";
+import { escapeControls } from "./safe-text.js";
 
 // One run's part of the conversation, for the next agent.
 export interface RunPart {
   entry: string;
   name: string;
   conversation: string;
-  // the message that stopped this run, to be left out
+  // the message that stopped this run: it and what follows it are left out, nothing before it
   stopText?: string;
   // the handoff prompt this run started with: agents show it back as the user's message, and it is already told
   prompt?: string;
@@ -17,6 +18,8 @@ export interface HandoffOptions {
   maxChars: number;
   // where the whole transcript is saved when the prompt must carry only its end
   transcriptFile: string;
+  // the session's redactor: the next agent sees [redacted] where a secret was
+  redact?: (text: string) => string;
 }
 
 export interface Handoff {
@@ -39,17 +42,20 @@ const CHROME = [
 ];
 
 // The text the next agent gets: a preamble in uuldana's words, then the conversation of every run so far, without
-// the message that stopped the last agent, without chrome and without any escape or control sequence.
+// the message that stopped each agent, without chrome, without any escape or control sequence and without secrets.
 export function buildHandoff(options: HandoffOptions): Handoff {
+  const redact = options.redact ?? ((text: string): string => text);
   const previous = options.parts[options.parts.length - 1]!;
-  const sections = options.parts.map((part) => `--- with ${part.name} (${part.entry}) ---\n${cleanConversation(part)}`);
-  const transcript = sections.join("\n\n").trim();
-  const preamble = [
-    `You are continuing a conversation that began with ${previous.name} (${previous.entry}), whose usage allowance ran out.`,
+  // names come from manifests and the journal: shown, never obeyed
+  const label = (part: RunPart): string => `${escapeControls(part.name)} (${escapeControls(part.entry)})`;
+  const sections = options.parts.map((part) => `--- with ${label(part)} ---\n${cleanConversation(part)}`);
+  const transcript = redact(sections.join("\n\n").trim());
+  const preamble = redact([
+    `You are continuing a conversation that began with ${label(previous)}, whose usage allowance ran out.`,
     "Below is the conversation as it was shown on screen. Hidden reasoning, the previous agent's memory, approvals it had",
     "been given and tool calls still running did not carry over: check the state of the files before relying on them.",
     "Continue with the user's last request.",
-  ].join(" ");
+  ].join(" "));
   const whole = `${preamble}\n\n${transcript}\n`;
   if (whole.length <= options.maxChars) return { prompt: whole, transcript, trimmed: false };
   const head = `${preamble}\n\nThe whole conversation is in ${options.transcriptFile}; its last part follows.\n\n`;
@@ -60,26 +66,61 @@ export function buildHandoff(options: HandoffOptions): Handoff {
 // --- internal ---
 
 function cleanConversation(part: RunPart): string {
-  const stop = normalize(part.stopText ?? "");
-  const inStop = (line: string): boolean => stop !== "" && normalize(line) !== "" && stop.includes(normalize(line));
   let lines = stripEscapes(part.conversation)
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
     .split("\n")
     .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
     // a panel's borders are drawing, not words
     .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd());
-  // what follows the message that stopped the agent is the rest of its limit screen (menus, upgrade offers) and
-  // the exit keys at work, not conversation; a line too short to be the message's own is not taken for it
-  const last = lines.findLastIndex((line) => normalize(line).length >= 12 && inStop(line));
-  if (last !== -1) lines = lines.slice(0, last + 1);
+  // the message that stopped the agent, and what follows it (the rest of its limit screen, the exit keys at work),
+  // are not conversation; everything before it is, even on the line where it begins
+  const cut = part.stopText ? findMessage(lines, part.stopText) : undefined;
+  if (cut) lines = [...lines.slice(0, cut.line), ...(cut.before ? [cut.before] : [])];
   // the agent's echo of its own handoff prompt repeats the earlier runs; each run's words are carried once
   const prompt = normalize(part.prompt ?? "");
   const inPrompt = (line: string): boolean => prompt !== "" && normalize(line).length >= 8 && prompt.includes(normalize(line));
   return lines
-    .filter((line) => !inStop(line) && !inPrompt(line))
+    .filter((line) => !inPrompt(line))
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
+}
+
+// Where the stop message begins: its first line, and what stands on that line before it. Blanks do not count (the
+// reader joins the rows a terminal wrapped with a space, the screen model without one). The whole message is looked
+// for first (its first showing); failing that, its beginning (its last showing).
+function findMessage(lines: readonly string[], stopText: string): { line: number; before: string } | undefined {
+  const message = compact(stopText);
+  if (message.length < 12) return undefined;
+  const compacted = lines.map(compact);
+  const starts: number[] = [];
+  let joined = "";
+  for (const line of compacted) {
+    starts.push(joined.length);
+    joined += line;
+  }
+  const found = [joined.indexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
+  if (found === undefined) return undefined;
+  const line = starts.findLastIndex((start, index) => start <= found && compacted[index] !== "");
+  return { line, before: textBefore(lines[line]!, found - starts[line]!) };
+}
+
+// What a line holds before the point where `skip` of its compacted characters lie behind; a lone bullet or border
+// left there is not words.
+function textBefore(line: string, skip: number): string {
+  if (skip <= 0) return "";
+  const rest = compact(line).slice(skip);
+  for (let at = 0; at <= line.length; at++) {
+    if (compact(line.slice(at)) !== rest) continue;
+    const before = line.slice(0, at).trimEnd();
+    return /[\p{L}\p{N}]/u.test(before) ? before : "";
+  }
+  return "";
+}
+
+// A line as the handoff compares it: normalized, without blanks.
+function compact(text: string): string {
+  return normalize(text).replace(/ /g, "");
 }
 
 function normalize(text: string): string {

@@ -1,14 +1,17 @@
 import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
+import { Redactor } from "./redaction.js";
+
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
-// so a crash can tear at most the last line. Entries' environment values never reach it.
+// so a crash can tear at most the last line. Every text it keeps, and every file it saves, goes through the session's
+// redactor: entries' env values and redact matches never reach them.
 export class Journal {
   readonly folder: string;
   readonly file: string;
   private readonly fd: number;
 
-  constructor(dataDir: string, sessionId: string, private readonly redactions: readonly (RegExp | string)[] = []) {
+  constructor(dataDir: string, sessionId: string, private readonly redactor: Redactor = new Redactor()) {
     this.folder = join(dataDir, "sessions", sessionId);
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     this.file = join(this.folder, "journal.jsonl");
@@ -17,7 +20,7 @@ export class Journal {
 
   write(type: string, fields: Record<string, unknown> = {}): void {
     const line = JSON.stringify({ at: new Date().toISOString(), type, ...fields }, (_key, value: unknown) =>
-      typeof value === "string" ? this.redact(value) : value,
+      typeof value === "string" ? this.redactor.redact(value) : value,
     );
     appendFileSync(this.fd, line + "\n");
     fsyncSync(this.fd);
@@ -26,20 +29,13 @@ export class Journal {
   // Saves a file in the session folder by replacing it whole (temporary file, then rename).
   save(name: string, text: string): string {
     const file = join(this.folder, name);
-    writeFileSync(`${file}.tmp`, this.redact(text), { mode: 0o600 });
+    writeFileSync(`${file}.tmp`, this.redactor.redact(text), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     return file;
   }
 
   close(): void {
     closeSync(this.fd);
-  }
-
-  // Secrets out: every match of a pattern, and every literal value, becomes [redacted].
-  redact(text: string): string {
-    let clean = text;
-    for (const pattern of this.redactions) clean = typeof pattern === "string" ? clean.split(pattern).join("[redacted]") : clean.replace(pattern, "[redacted]");
-    return clean;
   }
 }
 

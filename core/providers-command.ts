@@ -11,6 +11,7 @@ import { loadManifestFile } from "./manifest.js";
 import { listManifestFiles } from "./packs.js";
 import { loadRegistry } from "./registry.js";
 import { result, type CommandResult } from "./result.js";
+import { escapeControls } from "./safe-text.js";
 import { renderTable } from "./table.js";
 import type { Manifest } from "./types.js";
 
@@ -47,7 +48,8 @@ export async function assessProviders(
   const rows = entries.map((entry, index) =>
     assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
   );
-  const notes = [...config.notes, ...registry.notes.map((note) => `note: ${note}`)];
+  // each note is one line, whatever the values it quotes from a project's config or a manifest hold
+  const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
   if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
     notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
   }

@@ -13,7 +13,8 @@ export interface Verdict {
   kind: LimitKind;
   reset_at: string | null;
   reasons: string[];
-  // the message that decided, cleaned, and the line of the text given where it starts
+  // the message that decided, cleaned, from where it begins to the end of its block (what the agent drew before it
+  // on the same lines is not part of it), and the line of the text given where it begins
   span: { line: number; text: string } | null;
 }
 
@@ -55,6 +56,9 @@ interface Check {
 interface Candidate {
   block: Block;
   sentence: string;
+  // where the sentence and the phrase begin in the block's text
+  at: number;
+  phraseAt: number;
   before: string;
   gone: string;
   allowance: string;
@@ -67,7 +71,8 @@ interface Block {
   text: string;
   // the index of its first line in the text given
   line: number;
-  lines: { raw: string; text: string }[];
+  // each with its index in the text given
+  lines: { raw: string; text: string; index: number }[];
 }
 
 // Words without which no text can be a stop: most output is ruled out by this one test.
@@ -115,7 +120,7 @@ const NOTHING: Verdict = Object.freeze({
 function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const candidate = findCandidate(block, options);
   if (!candidate) return undefined;
-  const span = { line: block.line, text: block.text };
+  const span = messageSpan(candidate);
   const found = candidate.byCode
     ? `an error code says the allowance is gone ("${candidate.phrase}")`
     : candidate.byPhrase
@@ -167,6 +172,27 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   return { stop, score, kind, reset_at: stop ? (reset?.at.toISOString() ?? null) : null, reasons, span };
 }
 
+// The message itself within its block: from the line where the deciding phrase stands (or the line before, when the
+// phrase's sentence wraps onto it in lower case), but never before the phrase's sentence — a plan or an answer the
+// agent drew just above the message, with no blank line between, is not part of it.
+function messageSpan(candidate: Candidate): { line: number; text: string } {
+  const { block } = candidate;
+  const starts: number[] = [];
+  let offset = 0;
+  for (const line of block.lines) {
+    starts.push(offset);
+    offset += line.text.length + 1;
+  }
+  const sentenceLine = Math.max(0, starts.findLastIndex((start) => start <= candidate.at));
+  let line = Math.max(0, starts.findLastIndex((start) => start <= candidate.phraseAt));
+  while (line > sentenceLine && /^[a-z]/.test(block.lines[line]!.text)) line--;
+  let from = Math.max(candidate.at, starts[line]!);
+  // a sentence the agent ended on the same line, just before the message, is its own
+  const ended = [...block.text.slice(from, candidate.phraseAt).matchAll(/[.!?]["')\]]?\s+(?=\S)/g)].at(-1);
+  if (ended) from += ended.index + ended[0].length;
+  return { line: block.lines[line]!.index, text: block.text.slice(from).replace(/^(?:[⎿■●○◆◇✕✗✘✖⚠️⚠✶✻✽✢·•›❯>▸▶⏺※★☆*]+\s*)+/u, "") };
+}
+
 function resetOf(text: string, options: ReaderOptions): string | null {
   return parseResetTime(text, options)?.at.toISOString() ?? null;
 }
@@ -184,15 +210,15 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
       (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
-    if (code) candidates.push({ block, sentence, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
+    if (code) candidates.push({ block, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);
-      if (match) candidates.push({ block, sentence, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true });
+      if (match) candidates.push({ block, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true });
     }
     const pair = MAYBE.test(sentence) ? nearestPair(lower) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
-      candidates.push({ block, sentence, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false });
+      candidates.push({ block, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false });
     }
   }
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0];
@@ -383,7 +409,7 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
   const blocks: Block[] = [];
   for (const { first, raws } of groups) {
     if (!mayStop(raws.join(" "))) continue;
-    const lines = raws.map((raw) => ({ raw, text: cleanLine(raw) })).filter((line) => line.text);
+    const lines = raws.map((raw, index) => ({ raw, text: cleanLine(raw), index: first + index })).filter((line) => line.text);
     blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines });
   }
   return blocks;

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import { changeOrder, type OrderChange } from "./agent-order.js";
@@ -17,7 +17,9 @@ import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
 import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
+import { redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
+import { escapeControls, safeOutput } from "./safe-text.js";
 import { newSessionId } from "./session-id.js";
 import { STOP_SIGNALS, signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
@@ -50,9 +52,11 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
   checkNodePty();
   const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
-  // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
-  const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);
-  const journal = new Journal(context.dirs.data, sessionId, [...context.config.redact, ...secrets]);
+  // entries' env values (account folders, keys) and what the user's redact patterns match never reach a file of the
+  // session, the cooldown table or the next agent's prompt: one redactor for all of them
+  const redactor = redactorFor(context.config);
+  const journal = new Journal(context.dirs.data, sessionId, redactor);
+  const redact = (text: string): string => redactor.redact(text);
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const tried = new Set<string>();
@@ -63,7 +67,9 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   let previous: string | undefined;
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: Extract<RunOutcome, { kind: "ended" }> | undefined;
-  const say = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  // uuldana's own lines quote ids, names, versions and notes from files and programs: made safe before they are said
+  const sink = options.say ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  const say = (line: string): void => sink(safeOutput(line));
   // a signal between runs (or one the caller saw first) ends the session before another run starts; during a run,
   // the run's own handlers also stop its agent gracefully
   const stop = new AbortController();
@@ -108,10 +114,10 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
-      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`) }) : undefined;
+      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`), redact }) : undefined;
       if (prompt) {
-        writeFileSync(join(journal.folder, `transcript-${parts.length}.txt`), prompt.transcript + "\n", { mode: 0o600 });
-        writeFileSync(join(journal.folder, `prompt-${parts.length}.txt`), prompt.prompt, { mode: 0o600 });
+        journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
+        journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
       }
       const outcome = await runEntry(context, chosen, {
         agentArgs: native ?? (first ? options.agentArgs : []),
@@ -127,6 +133,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
         say,
+        redact,
         terminal: options.terminal,
         stopped: stop.signal,
       });
@@ -188,6 +195,8 @@ interface RunEntryOptions {
   why: string;
   rows: Assessment[];
   say: (line: string) => void;
+  // the session's redactor, for what leaves the journal's hands (the cooldown row)
+  redact: (text: string) => string;
   terminal: RunOptions["terminal"];
   // aborted when the session must end; a run that starts just after is stopped at once
   stopped: AbortSignal;
@@ -218,7 +227,8 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const notices: string[] = [];
-  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${row.entry.key} until ${formatInstant(row.restingUntil!)}`);
+  // shown in uuldana's prompt, which prints them as they are: keys from a project's config are made safe here
+  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
   const conversationFile = `conversation-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
   options.journal.write("run-start", {
@@ -277,7 +287,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
           const until = restUntil(event, context.config.cooldownMinutes);
           options.journal.write("limit", { entry: chosen.entry.key, source: "inferred", text: event.text, score: event.verdict.score, kind: event.verdict.kind, reset_at: event.verdict.reset_at, after: event.after });
           cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
-            entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: event.text });
+            entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: options.redact(event.text) });
           }).then(() => options.journal.write("cooldown", { entry: chosen.entry.key, until: until.toISOString() }));
           if (options.failover) stopping = run.stop();
           else notices.push(`uuldana: ${chosen.entry.key} said its usage allowance is gone (${limitName(event)}; rests until ${formatInstant(until)}); ${options.why} so it keeps running`);
@@ -291,12 +301,12 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
           if (!verb) {
             return [
               "priority list:",
-              ...options.rows.map((row) => `  ${row.order}. ${row.entry.key}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
+              ...options.rows.map((row) => `  ${row.order}. ${escapeControls(row.entry.key)}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
               "change it: /agent up|down|first|remove ENTRY, or /agent add PROVIDER",
             ];
           }
           if (!["up", "down", "first", "add", "remove"].includes(verb) || !key) return ["usage: /agent [up|down|first|remove ENTRY | add PROVIDER]"];
-          return [changeOrder(context.config.userFile, verb as OrderChange, key), "the next failover walks this order"];
+          return [escapeControls(changeOrder(context.config.userFile, verb as OrderChange, key)), "the next failover walks this order"];
         },
       },
     });
@@ -368,7 +378,7 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
 function nothingCanRun(rows: Assessment[], ceiling: Level, now: Date): string {
   if (rows.length === 0) return "uuldana: no entry can run: no provider is listed in config.json and none is installed\n";
   const lines = [`uuldana: no entry can run under the ceiling ${ceiling}:`];
-  for (const row of rows) lines.push(`  ${row.entry.key}: ${row.reasons.join("; ") || "already tried in this session"}`);
+  for (const row of rows) lines.push(`  ${escapeControls(row.entry.key)}: ${row.reasons.join("; ") || "already tried in this session"}`);
   const returns = rows
     .map((row) => row.restingUntil)
     .filter((until): until is Date => until !== undefined)

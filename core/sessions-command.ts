@@ -6,6 +6,7 @@ import { formatInstant } from "./eligibility.js";
 import { UuldanaError } from "./errors.js";
 import { readJournal, type JournalEvent } from "./journal.js";
 import { result, type CommandResult } from "./result.js";
+import { escapeControls } from "./safe-text.js";
 import { renderTable } from "./table.js";
 
 interface SessionSummary {
@@ -35,10 +36,11 @@ export function showSession(context: Context, id: string, options: { json?: bool
   const events = readJournal(file);
   if (options.json) return result(JSON.stringify(events, null, 2) + "\n");
   const summary = summarize(id, events);
-  const lines = [`session ${id} · started ${formatInstant(new Date(summary.started))} · ${summary.cwd} · ${summary.state}${summary.exit_code === null ? "" : ` (exit ${summary.exit_code})`}`];
+  const lines = [`session ${id} · started ${formatInstant(new Date(summary.started))} · ${escapeControls(summary.cwd)} · ${summary.state}${summary.exit_code === null ? "" : ` (exit ${summary.exit_code})`}`];
   for (const event of events) {
     const line = describe(event, join(context.dirs.data, "sessions", id));
-    if (line) lines.push(`${event.at.slice(11, 16)}  ${line}`);
+    // one line per event, whatever the folder, the agent's text or the user's words in it hold
+    if (line) lines.push(`${event.at.slice(11, 16)}  ${escapeControls(line)}`);
   }
   return result(lines.join("\n") + "\n");
 }

@@ -1,5 +1,9 @@
-// Renders rows as left-aligned columns separated by two spaces, without trailing blanks.
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+import { escapeControls } from "./safe-text.js";
+
+// Renders rows as left-aligned columns separated by two spaces, without trailing blanks. Cells hold values from
+// files and programs: their control characters (line breaks too) are escaped, so each row stays one line.
+export function renderTable(header: readonly string[], values: readonly (readonly string[])[]): string {
+  const rows = values.map((row) => row.map(escapeControls));
   const widths = header.map((title, column) => Math.max(width(title), ...rows.map((row) => width(row[column] ?? ""))));
   const line = (cells: readonly string[]): string =>
     cells

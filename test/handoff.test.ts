@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 
+import { Detector } from "../core/detector.js";
 import { buildHandoff } from "../core/handoff.js";
+import { classifyText } from "../core/reader.js";
+import { Redactor } from "../core/redaction.js";
 
 const part = {
   entry: "claude-work",
@@ -108,5 +111,69 @@ describe("the handoff prompt", () => {
     expect(handoff.prompt).toContain("The whole conversation is in /data/sessions/x/transcript-1.txt; its last part follows.");
     expect(handoff.prompt.trimEnd().endsWith("line 4999 of a long session")).toBe(true);
     expect(handoff.transcript.split("\n")).toHaveLength(5001);
+  });
+});
+
+describe("the handoff cut at the stop message", () => {
+  const BANNER = "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)";
+  const plan = ["> please split the parser", "Here is my plan:", "  1. read the parser", "  2. split it into three functions", "  3. add a test for each"];
+  const menu = ["", " What do you want to do?", " ❯ 1. Stop and wait for limit to reset", "   2. Upgrade your plan", "› /exit", "Goodbye."];
+
+  // What the detector records for one batch of drawn lines, as a run would see it.
+  function stopTextOf(lines: string[]): string {
+    const detector = new Detector({ quietMs: 300, dismissMs: 20_000, classify: (text) => classifyText(text, { now: new Date("2026-11-30T12:00:00Z"), timeZone: "Europe/Berlin" }) });
+    detector.observe(lines, 0);
+    const [stop] = detector.tick(300);
+    expect(stop?.type).toBe("stop");
+    return stop!.text;
+  }
+
+  it("records the limit message alone when the agent drew a plan and the banner in one write", () => {
+    expect(stopTextOf([...plan, BANNER, ...menu])).toBe(BANNER);
+    expect(stopTextOf(["Step one is done. ⎿  " + BANNER])).toBe(BANNER);
+  });
+
+  it("keeps every line before the message, and leaves out the message and all that follows it", () => {
+    const conversation = [...plan, BANNER, ...menu].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: stopTextOf([...plan, BANNER, ...menu]) }], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", ...plan]);
+  });
+
+  it("keeps the words before the message on its own line, drawn between escape sequences", () => {
+    const conversation = ["\x1b[1mHere is my plan:\x1b[0m", "  \x1b[2m1.\x1b[0m read the \x1b[36mparser\x1b[0m", `\x1b[32mStep one is done.\x1b[0m \x1b[33m⎿  ${BANNER}\x1b[0m`, ...menu].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "Here is my plan:", "  1. read the parser", "Step one is done."]);
+  });
+
+  it("finds the message where the terminal wrapped it, and leaves a lone bullet before it out", () => {
+    // the reader joined the wrapped rows with a space; the screen model joined them without one
+    const conversation = ["I renamed the helper.", `  ⎿  ${BANNER}`, "Goodbye."].join("\n");
+    const stopText = "You've hit your weekly limit · resets Dec 3, 9am (Europe/ Berlin)";
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText }], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
+  });
+
+  it("cuts at the message's first showing: a limit screen that shows it again leaves nothing of it behind", () => {
+    const conversation = ["I renamed the helper.", BANNER, " ❯ 1. Stop and wait for limit to reset", BANNER, "Goodbye."].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
+  });
+});
+
+describe("what the handoff hands on", () => {
+  it("shows a name or entry with control characters escaped, in the preamble and the section header", () => {
+    const hostile = { entry: "evil\x1b]0;pwned\x07", name: "Evil\x1b[2J\u009b31m", conversation: "> hello\nhi" };
+    const handoff = buildHandoff({ parts: [hostile], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.prompt.startsWith("You are continuing a conversation that began with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007), whose usage allowance ran out.")).toBe(true);
+    expect(handoff.transcript.split("\n")[0]).toBe("--- with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007) ---");
+    expect(handoff.prompt).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+  });
+
+  it("passes the transcript and the preamble through the session's redactor", () => {
+    const redactor = new Redactor([/sk-live-[A-Za-z0-9]{8,}/g], ["acct-7c1d2e3f"]);
+    const conversation = ["> use acct-7c1d2e3f", "The key is sk-live-4f9a8b7c", "  6d5e4f3a2b1c, in the settings."].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 100_000, transcriptFile: "t", redact: (text) => redactor.redact(text) });
+    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "> use [redacted]", "The key is [redacted], in the settings."]);
+    expect(handoff.prompt.endsWith("> use [redacted]\nThe key is [redacted], in the settings.\n")).toBe(true);
   });
 });

@@ -1,0 +1,103 @@
+// Secrets out of everything a session keeps or hands on: journal, session files, the cooldown table, the next
+// agent's prompt. A secret is an entry's env value or a match of one of the config's redact patterns.
+
+export const REDACTED = "[redacted]";
+
+// Shorter env values ("1", "on", "yes") are switches, not secrets, and would blank ordinary words everywhere.
+export const MIN_SECRET_CHARS = 4;
+
+// A line break as a terminal or an agent wraps a long line: blanks and a panel's side border on either side, but
+// never a blank line (a paragraph ends there).
+const BREAK = /(?<![\r\n][\t \u2502\u2503\u2551]*)[\t \u2502\u2503\u2551]*\r?\n(?![\t \u2502\u2503\u2551]*\r?\n)[\t \u2502\u2503\u2551]*/g;
+
+// Built once per session, so the journal, the files, the cooldown row and the prompt blank exactly the same things.
+export class Redactor {
+  private readonly patterns: RegExp[];
+  private readonly literal = new Set<RegExp>();
+
+  constructor(patterns: readonly RegExp[] = [], values: readonly string[] = []) {
+    const literals = [...new Set(values.filter((value) => value.length >= MIN_SECRET_CHARS))].map(
+      (value) => new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g"),
+    );
+    for (const literal of literals) this.literal.add(literal);
+    this.patterns = [...patterns.map((pattern) => new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`)), ...literals];
+  }
+
+  // Every match of a pattern and every literal value becomes [redacted] — also where a line break falls inside
+  // it, as when the screen wrapped a long key: the text is searched again with its line breaks taken out.
+  redact(text: string): string {
+    if (this.patterns.length === 0 || text === "") return text;
+    const ranges: [number, number][] = [];
+    for (const pattern of this.patterns) {
+      for (const match of text.matchAll(pattern)) if (match[0]) ranges.push([match.index, match.index + match[0].length]);
+    }
+    if (text.includes("\n")) {
+      const { joined, origin, cuts } = unwrap(text);
+      for (const pattern of this.patterns) {
+        for (const match of joined.matchAll(pattern)) {
+          const start = match.index;
+          const end = start + match[0].length;
+          const cut = cuts.find((at) => at > start && at < end);
+          // a literal value is the same secret wherever it breaks; a pattern's open end could run on into the next
+          // line's first word, so it goes on only into what looks like the rest of a key
+          if (!match[0] || (cut !== undefined && !this.literal.has(pattern) && isWord(joined.slice(cut, end)))) continue;
+          ranges.push([origin[start]!, origin[end - 1]! + 1]);
+        }
+      }
+    }
+    return replaceRanges(text, ranges);
+  }
+}
+
+// The redactor of a session: its config's redact patterns and every entry's env values.
+export function redactorFor(config: { redact: readonly RegExp[]; entries: readonly { env: Readonly<Record<string, string>> }[] }): Redactor {
+  return new Redactor(config.redact, config.entries.flatMap((entry) => Object.values(entry.env)));
+}
+
+// --- internal ---
+
+// The text without its line breaks (and the blanks and borders around them), where each character came from, and
+// where in it each break was taken out.
+function unwrap(text: string): { joined: string; origin: Int32Array; cuts: number[] } {
+  const origin = new Int32Array(text.length);
+  const cuts: number[] = [];
+  let joined = "";
+  let from = 0;
+  const keep = (end: number): void => {
+    for (let i = from; i < end; i++) origin[joined.length + i - from] = i;
+    joined += text.slice(from, end);
+  };
+  for (const match of text.matchAll(BREAK)) {
+    keep(match.index);
+    cuts.push(joined.length);
+    from = match.index + match[0].length;
+  }
+  keep(text.length);
+  return { joined, origin, cuts };
+}
+
+// A plain word ("three", "Next", "README"), not the rest of a key (which holds digits, mixes cases or runs long).
+function isWord(text: string): boolean {
+  return text.length < 16 && /^(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)$/.test(text);
+}
+
+function replaceRanges(text: string, ranges: [number, number][]): string {
+  if (ranges.length === 0) return text;
+  ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  let out = "";
+  let at = 0;
+  let open: [number, number] | undefined;
+  for (const range of ranges) {
+    if (open && range[0] <= open[1]) {
+      open[1] = Math.max(open[1], range[1]);
+      continue;
+    }
+    if (open) {
+      out += text.slice(at, open[0]) + REDACTED;
+      at = open[1];
+    }
+    open = [range[0], range[1]];
+  }
+  out += text.slice(at, open![0]) + REDACTED + text.slice(open![1]);
+  return out;
+}

@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { EXIT, installAgents } from "./agents.js";
+import { bin, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
+
+let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+  installAgents(sandbox, ["line"]);
+  linkAgent(sandbox, "plan", "plan-agent.mjs");
+  sandbox.write("config/providers/plan.json", standInManifest("plan", { exit: EXIT }));
+  sandbox.write("config/config.json", { providers: ["plan", "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5 });
+});
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
+
+const PREAMBLE =
+  "You are continuing a conversation that began with Stand-in plan (plan), whose usage allowance ran out. Below is the conversation as it was shown on screen. " +
+  "Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over: check the state of the files before relying on them. " +
+  "Continue with the user's last request.";
+
+// Runs the plan stand-in to its limit with the user's one request, and returns the prompt the next agent was started with.
+async function handedOn(mode: string): Promise<string> {
+  const terminal = new TestTerminal(process.execPath, [bin, "run"], {
+    cwd: sandbox.project,
+    env: { ...sandbox.env, TZ: "Europe/Berlin", PLAN_MODE: mode },
+    cols: 220,
+  });
+  terminals.push(terminal);
+  await terminal.waitFor("plan agent ready");
+  terminal.type("please split the parser\r");
+  await terminal.waitFor("line agent ready", 20_000);
+  const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+  terminal.type("/exit\r");
+  await terminal.exited;
+  expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
+  return args[2]!;
+}
+
+describe("the handoff keeps every word the agent drew before its limit message", () => {
+  it("carries a plan drawn in the same write as the banner, and leaves out the banner and the limit screen", async () => {
+    const prompt = await handedOn("plain");
+    expect(prompt).toBe(
+      [
+        PREAMBLE,
+        "",
+        "--- with Stand-in plan (plan) ---",
+        "plan agent ready",
+        "> please split the parser",
+        "Here is my plan:",
+        "  1. read the parser",
+        "  2. split it into three functions",
+        "  3. add a test for each",
+        "",
+      ].join("\n"),
+    );
+    // the prompt file beside the journal is the very prompt, and the limit is journaled as the message alone
+    const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
+    expect(readFileSync(join(folder, "prompt-1.txt"), "utf8")).toBe(prompt);
+    const limit = readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)).find((event) => event.type === "limit");
+    expect(limit.text).toBe("You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)");
+  });
+
+  it("carries the words drawn between escape sequences, even on the banner's own line", async () => {
+    const prompt = await handedOn("styled");
+    expect(prompt).toBe(
+      [
+        PREAMBLE,
+        "",
+        "--- with Stand-in plan (plan) ---",
+        "plan agent ready",
+        "> please split the parser",
+        "Here is my plan:",
+        "  1. read the parser",
+        "  2. split it into three functions",
+        "Step one is done.",
+        "",
+      ].join("\n"),
+    );
+  });
+});
