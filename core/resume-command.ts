@@ -8,6 +8,7 @@ import { readJournal } from "./journal.js";
 import { checkNodePty } from "./pty.js";
 import type { CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
+import { escapeControls, safeOutput } from "./safe-text.js";
 import { listSessionIds } from "./sessions-command.js";
 
 // uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
@@ -20,7 +21,7 @@ export async function resumeCommand(context: Context, id: string | undefined): P
   if (!chosen) {
     throw new UuldanaError("E_USAGE", id ? `no session "${id}"` : "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
   }
-  if (chosen.cwd !== context.cwd) process.stderr.write(`uuldana: session ${chosen.id} began in ${chosen.cwd}; resuming it here, in ${context.cwd}\n`);
+  if (chosen.cwd !== context.cwd) process.stderr.write(safeOutput(`uuldana: session ${chosen.id} began in ${escapeControls(chosen.cwd)}; resuming it here, in ${escapeControls(context.cwd)}\n`));
   const folder = join(context.dirs.data, "sessions", chosen.id);
   const events = readJournal(join(folder, "journal.jsonl"));
   const parts: RunPart[] = [];
