@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { bin, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -18,8 +18,14 @@ beforeEach(() => {
 });
 afterEach(() => {
   for (const terminal of terminals.splice(0)) terminal.kill();
+  // an agent a failed test left without its uuldana
+  if (existsSync(join(sandbox.dir, "pids"))) for (const pid of agentPids()) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   sandbox.cleanup();
 });
+
+function agentPids(): number[] {
+  return readFileSync(join(sandbox.dir, "pids"), "utf8").trim().split("\n").map((line) => Number(line.split(" ")[1]));
+}
 
 // uuldana run in a shell that prints the terminal settings before it starts and after it ends.
 function openRun(env: Record<string, string>): TestTerminal {
@@ -29,7 +35,7 @@ function openRun(env: Record<string, string>): TestTerminal {
   return terminal;
 }
 
-function journal(): { type: string; exit_code?: number }[] {
+function journal(): { type: string; [field: string]: unknown }[] {
   const [id] = readdirSync(join(sandbox.data, "sessions"));
   return readFileSync(join(sandbox.data, "sessions", id!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
 }
@@ -68,5 +74,31 @@ describe("the command prompt open when the run ends", () => {
     expect(screen.at(-2)).toMatch(last);
     expect(screen.at(-1)).toBe(`settings after: ${before}`);
     expect(journal().at(-1)).toMatchObject({ type: "session-end", exit_code: code });
+  });
+});
+
+describe("uuldana crashing while an agent runs", () => {
+  it.each([
+    ["proof", "SIGTERM", "hangup-proof.mjs"],
+    ["term", "SIGKILL", "stubborn-term.mjs"],
+  ])("leaves no agent behind: the %s agent, which ignores SIGHUP, is stopped with %s", async (id, step, script) => {
+    linkAgent(sandbox, id, script);
+    sandbox.write(`config/providers/${id}.json`, standInManifest(id));
+    sandbox.write("config/config.json", { providers: [id], auto_detect: false });
+    const pids = join(sandbox.dir, "pids");
+    const terminal = openRun({ PID_FILE: pids, NODE_OPTIONS: `--import ${join(fixtures, "crash-uuldana.mjs")}` });
+    await terminal.waitFor(" ready");
+    const before = /^[0-9a-f:]+/.exec(terminal.raw)![0];
+    const [agent] = agentPids();
+    expect(isAlive(agent!)).toBe(true);
+    expect((await terminal.exited).exitCode).toBe(70);
+    expect(isAlive(agent!)).toBe(false);
+    const screen = await terminal.waitFor("settings after: ");
+    expect(screen.slice(-3)).toEqual([
+      "uuldana: internal error: a test made uuldana crash",
+      "hint: this is a bug in uuldana; please report it with the command you ran",
+      `settings after: ${before}`,
+    ]);
+    expect(journal().at(-1)).toMatchObject({ type: "session-end", exit_code: 70, reason: `uuldana crashed: a test made uuldana crash; its agent was stopped with ${step}` });
   });
 });
