@@ -10,8 +10,8 @@ import { formatInstant, type Assessment } from "./eligibility.js";
 import { UuldanaError, formatInternalError } from "./errors.js";
 import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
 import { restoreTerminal, startRun, type Run, type RunResult } from "./host.js";
-import { Journal } from "./journal.js";
-import type { Level } from "./levels.js";
+import { Journal, checkSessionsFolder } from "./journal.js";
+import { effectiveCeiling, type Level } from "./levels.js";
 import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
 import { checkNodePty } from "./pty.js";
@@ -54,7 +54,17 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
   // entries' env values (account folders, keys) never reach the journal, nor what the user's redact patterns match
   const secrets = context.config.entries.flatMap((entry) => Object.values(entry.env)).filter((value) => value.length >= 4);
+  checkSessionsFolder(context.dirs.data);
+  // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
+  // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
+  const begun = {
+    cwd: context.cwd,
+    ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
+    pid: process.pid,
+    pid_start: processStarted(process.pid) ?? null,
+  };
   const journal = new Journal(context.dirs.data, sessionId, [...context.config.redact, ...secrets]);
+  journal.write(options.resume ? "session-resume" : "session-start", begun);
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const tried = new Set<string>();
@@ -82,10 +92,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       const handoff: boolean = parts.length > 0 && spoken;
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
-      if (first) {
-        for (const note of notes) say(note);
-        journal.write(options.resume ? "session-resume" : "session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
-      }
+      if (first) for (const note of notes) say(note);
       if (stop.signal.aborted) {
         const signal = String(stop.signal.reason) as NodeJS.Signals;
         journal.write("session-end", { exit_code: 128 + signalNumber(signal), reason: `stopped by ${signal}` });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { bin, fixtures, isAlive, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -100,5 +100,56 @@ describe("uuldana crashing while an agent runs", () => {
       `settings after: ${before}`,
     ]);
     expect(journal().at(-1)).toMatchObject({ type: "session-end", exit_code: 70, reason: `uuldana crashed: a test made uuldana crash; its agent was stopped with ${step}` });
+  });
+});
+
+describe("an agent left running when its uuldana is gone", () => {
+  beforeEach(() => {
+    linkAgent(sandbox, "proof", "hangup-proof.mjs");
+    sandbox.write("config/providers/proof.json", standInManifest("proof"));
+    sandbox.write("config/config.json", { providers: ["proof", "leaving"], auto_detect: false });
+  });
+
+  it("is listed as orphaned, and sessions stop ends it and the session", async () => {
+    const pids = join(sandbox.dir, "pids");
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, PID_FILE: pids } });
+    terminals.push(terminal);
+    await terminal.waitFor("hangup-proof ready");
+    const [agent] = agentPids();
+    process.kill(terminal.child.pid, "SIGKILL");
+    await terminal.exited;
+    const [id] = readdirSync(join(sandbox.data, "sessions"));
+    expect(journal().find((event) => event.type === "run-start")).toMatchObject({ entry: "proof", pid: agent, pid_start: expect.stringMatching(/^[0-9a-f-]+:\d+$/) });
+    expect(isAlive(agent!)).toBe(true);
+    const listed = await sandbox.run(["sessions", "--json"]);
+    expect(JSON.parse(listed.stdout)).toEqual([{ id, started: expect.stringMatching(/^\d{4}-/), cwd: sandbox.project, runs: ["proof"], state: "orphaned", exit_code: null, agent_pid: agent }]);
+    expect((await sandbox.run(["sessions"])).stdout.split("\n")[1]).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC  ${sandbox.project}  proof  orphaned$`));
+    expect((await sandbox.run(["sessions", "show", id!])).stdout.split("\n")[0]).toMatch(
+      new RegExp(`^session ${id} · started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · ${sandbox.project} · orphaned: its agent \\(pid ${agent}\\) still runs without uuldana; "uuldana sessions stop ${id}" ends it$`),
+    );
+    const stopped = await sandbox.run(["sessions", "stop", id!]);
+    expect(stopped).toEqual({ code: 0, stdout: `stopped proof (pid ${agent}), left running by session ${id} when its uuldana was gone, with SIGTERM\n`, stderr: "" });
+    expect(isAlive(agent!)).toBe(false);
+    expect(JSON.parse((await sandbox.run(["sessions", "--json"])).stdout)[0]).toMatchObject({ id, state: "ended", exit_code: null });
+    expect((await sandbox.run(["sessions", "show", id!])).stdout.trim().split("\n").slice(-2).map((line) => line.slice(7))).toEqual([
+      "proof ended (stopped by SIGTERM)",
+      "session ended (its uuldana was gone; uuldana sessions stop stopped its agent with SIGTERM)",
+    ]);
+    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} has ended: no agent of it is running\n` });
+  });
+
+  it("is not there when the agent left with its terminal: the session was interrupted, and stop says so", async () => {
+    const pids = join(sandbox.dir, "pids");
+    sandbox.write("config/config.json", { providers: ["leaving"], auto_detect: false });
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, PID_FILE: pids } });
+    terminals.push(terminal);
+    await terminal.waitFor("LEAVING AGENT ready");
+    const [agent] = agentPids();
+    process.kill(terminal.child.pid, "SIGKILL");
+    await terminal.exited;
+    await waitFor(() => !isAlive(agent!), "the agent to end with its terminal");
+    const [id] = readdirSync(join(sandbox.data, "sessions"));
+    expect(JSON.parse((await sandbox.run(["sessions", "--json"])).stdout)[0]).toMatchObject({ id, state: "interrupted" });
+    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop\n` });
   });
 });
