@@ -49,6 +49,12 @@ describe("the command prompt open when the run ends", () => {
       143,
       /^uuldana: stopped leaving \(Stand-in leaving\) with SIGHUP after \d+s$/,
     ],
+    [
+      "uuldana gets SIGHUP",
+      (terminal: TestTerminal) => process.kill(Number(spawnSync("pgrep", ["-P", String(terminal.child.pid)], { encoding: "utf8" }).stdout.trim()), "SIGHUP"),
+      129,
+      /^uuldana: stopped leaving \(Stand-in leaving\) with SIGHUP after \d+s$/,
+    ],
   ])("closes the prompt and gives the terminal back whole when %s", async (_, end, code, last) => {
     const leave = join(sandbox.dir, "leave");
     const terminal = openRun({ LEAVE_FILE: leave });
