@@ -126,6 +126,16 @@ function buildProgram(done: (result: CommandResult) => void): Command {
       const { showSession } = await import("./sessions-command.js");
       done(showSession(context, id, options));
     });
+  sessions
+    .command("stop")
+    .description("end the agent a session left running when its uuldana was gone (HUP, TERM, then KILL)")
+    .argument("<session>", "the session's id")
+    .exitOverride()
+    .action(async (id: string) => {
+      const context = await commandContext();
+      const { stopSession } = await import("./sessions-command.js");
+      done(stopSession(context, id));
+    });
 
   const cooldowns = program.command("cooldowns").description("the entries resting after a usage limit").addHelpCommand(false).exitOverride();
   cooldowns

@@ -108,6 +108,8 @@ export function startRun(options: HostOptions): Run {
   let stopping: Promise<StopResult> | undefined;
   let typed: Promise<TypedPromptResult> | undefined;
   let exited = false;
+  // the agent's process has ended (its last output may still be on the way to the screen model)
+  let gone = false;
   const live = new LiveModes();
 
   const out = (data: Buffer | string): void => {
@@ -179,10 +181,12 @@ export function startRun(options: HostOptions): Run {
     held = [];
     heldBytes = 0;
     if (pending.length) stdout.write(pending);
+    // an agent that has ended has no screen to redraw and takes no key
+    if (gone) return;
     if (!promptOwnsAltScreen) {
       // a full-screen agent redraws itself when its size changes
       agent.resize(screen.cols, Math.max(1, screen.rows - 1));
-      setTimeout(() => !exited && agent.resize(screen.cols, screen.rows), 40);
+      setTimeout(() => !gone && agent.resize(screen.cols, screen.rows), 40);
     }
     if (sendKey) agent.write(sendKey);
   };
@@ -243,10 +247,13 @@ export function startRun(options: HostOptions): Run {
   const stopReplies = interactive ? () => {} : screen.onReply((reply) => !exited && agent.write(reply));
 
   const restore = (): void => {
-    if (prompt) closePrompt(undefined);
-    if (interactive) {
-      setRawInput(false);
-      stdout.write(restoreSequence(live.modes) + TITLE_POP);
+    try {
+      if (prompt) closePrompt(undefined);
+    } finally {
+      if (interactive) {
+        setRawInput(false);
+        stdout.write(restoreSequence(live.modes) + TITLE_POP);
+      }
     }
   };
   restoreActive = restore;
@@ -263,16 +270,11 @@ export function startRun(options: HostOptions): Run {
     typed = typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => exited });
   }
 
-  const result = agent.exited.then(async (exit) => {
-    const final = await screen.read({ conversation: true });
+  // the run's end, taken apart in one place: whatever fails on the way, the user's terminal is given back and the
+  // model's thread ends, so nothing keeps uuldana waiting
+  const windUp = (): void => {
     exited = true;
     clearTimeout(detectTimer);
-    if (detector) {
-      for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
-        detection = event;
-        options.onDetection?.(event);
-      }
-    }
     stopData();
     stopReplies();
     titles.end();
@@ -280,23 +282,39 @@ export function startRun(options: HostOptions): Run {
     stdin.pause();
     stdout.off("resize", onResize);
     if (restoreActive === restore) restoreTerminal();
-    const stopped = stopping ? await stopping : undefined;
-    const typedResult = typed ? await typed : undefined;
-    const skipped = screen.skipped;
-    await screen.dispose();
-    return {
-      exitCode: exit.exitCode,
-      signal: exit.signal,
-      stop: stopped,
-      typedPrompt: typedResult,
-      durationMs: Date.now() - started,
-      detection,
-      userTurns,
-      typed: typedAnything,
-      conversation: final.conversation,
-      lastScreen: final.visible,
-      skipped,
-    };
+  };
+  const result = agent.exited.then(async (exit) => {
+    gone = true;
+    try {
+      const final = await screen.read({ conversation: true });
+      exited = true;
+      clearTimeout(detectTimer);
+      if (detector) {
+        for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
+          detection = event;
+          options.onDetection?.(event);
+        }
+      }
+      windUp();
+      const stopped = stopping ? await stopping : undefined;
+      const typedResult = typed ? await typed : undefined;
+      return {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        stop: stopped,
+        typedPrompt: typedResult,
+        durationMs: Date.now() - started,
+        detection,
+        userTurns,
+        typed: typedAnything,
+        conversation: final.conversation,
+        lastScreen: final.visible,
+        skipped: screen.skipped,
+      };
+    } finally {
+      windUp();
+      await screen.dispose();
+    }
   });
 
   return {

@@ -1,6 +1,7 @@
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
+import { UuldanaError } from "./errors.js";
 import { Redactor } from "./redaction.js";
 
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
@@ -45,17 +46,105 @@ export interface JournalEvent {
   [field: string]: unknown;
 }
 
-// Reads a journal; a line torn by a crash (or anything not a JSON object) is skipped.
+export interface JournalReading {
+  // the events that could be read, in order
+  events: JournalEvent[];
+  // what is wrong with the journal, when it is damaged; undefined when it reads whole
+  damage: string | undefined;
+}
+
+// Reads a journal; a last line torn by a crash (the only line a crash can tear) is skipped.
 export function readJournal(file: string): JournalEvent[] {
-  const events: JournalEvent[] = [];
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const event = JSON.parse(line) as JournalEvent;
-      if (event && typeof event === "object" && typeof event.type === "string") events.push(event);
-    } catch {
-      // a torn last line
-    }
+  return inspectJournal(file).events;
+}
+
+// Reads a journal and says what is wrong with it, if anything: a journal that is not a readable file, is empty or
+// binary, or holds a line that is not an event (a JSON object with a "type" and an "at" time) is damaged, and the
+// reason names the line. It never throws and never waits: a FIFO is not opened.
+export function inspectJournal(file: string): JournalReading {
+  const unreadable = (damage: string): JournalReading => ({ events: [], damage });
+  let info: Stats;
+  try {
+    info = statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT") return unreadable(`journal.jsonl cannot be read (${code ?? (error as Error).message})`);
+    return unreadable(isSymlink(file) ? "journal.jsonl is a symlink to a file that does not exist" : "there is no journal.jsonl");
   }
-  return events;
+  if (info.isDirectory()) return unreadable("journal.jsonl is a folder, not a file");
+  if (!info.isFile()) return unreadable("journal.jsonl is not a regular file");
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    return unreadable(`journal.jsonl cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let text: string;
+  try {
+    // what uuldana writes is always UTF-8 text without a NUL
+    if (bytes.includes(0)) throw new Error("NUL");
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return unreadable("journal.jsonl holds binary data, not JSON lines");
+  }
+  if (!text.trim()) return unreadable("journal.jsonl is empty");
+  const lines = text.split("\n");
+  // a line the crash tore has no newline after it
+  const last = text.endsWith("\n") ? -1 : lines.length - 1;
+  const events: JournalEvent[] = [];
+  let damage: string | undefined;
+  lines.forEach((line, index) => {
+    if (!line.trim()) return;
+    const problem = eventProblem(line);
+    if (typeof problem !== "string") events.push(problem);
+    else if (!(index === last && events.length > 0)) damage ??= `line ${index + 1} ${problem}`;
+  });
+  if (!damage && !events.some((event) => event.type === "session-start" || event.type === "session-resume")) damage = "it has no session-start event";
+  return { events, damage };
+}
+
+// The sessions folder, if there is one yet; a file (or anything else that is not a folder) in its place is the
+// user's to move, and uuldana says so rather than failing on it.
+export function checkSessionsFolder(dataDir: string): boolean {
+  const folder = join(dataDir, "sessions");
+  let info: Stats;
+  try {
+    info = statSync(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw notAFolder(folder, `cannot be read (${(error as NodeJS.ErrnoException).code})`, "check the folder's permissions");
+    if (!isSymlink(folder)) return false;
+    throw notAFolder(folder, `is a symlink to ${readlinkSync(folder)}, which does not exist`, `remove the symlink (rm "${folder}") or make the folder it names; uuldana keeps its sessions there`);
+  }
+  if (info.isDirectory()) return true;
+  const what = info.isFile() ? "a file" : "something other than a folder";
+  const is = isSymlink(folder) ? `is a symlink to ${what} (${readlinkSync(folder)}), not to a folder` : `is ${what}, not a folder`;
+  throw notAFolder(folder, is, `move it away (mv "${folder}" "${folder}.old"); uuldana makes the folder again at the next run`);
+}
+
+// --- internal ---
+
+function eventProblem(line: string): JournalEvent | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return "is not JSON (cut off or overwritten)";
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return "is not a JSON object";
+  const event = value as Record<string, unknown>;
+  if (typeof event.type !== "string") return `has no "type"`;
+  if (typeof event.at !== "string" || Number.isNaN(Date.parse(event.at))) return `has no time: "at" is ${JSON.stringify(event.at) ?? "missing"}`;
+  return event as JournalEvent;
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function notAFolder(folder: string, is: string, hint: string): UuldanaError {
+  return new UuldanaError("E_USAGE", `${folder} ${is}: uuldana keeps its sessions in this folder`, { hint });
 }

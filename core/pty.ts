@@ -87,16 +87,29 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
     if (slave !== undefined) closeSync(slave);
     slave = undefined;
   };
+  // once the agent is gone its terminal is closed: writing to it or resizing it has nothing left to do
+  let gone = false;
   const exited = new Promise<AgentExit>((resolve) => {
     child.onExit(({ exitCode, signal }) => {
+      gone = true;
       release();
       resolve({ exitCode, signal: signal ? signal : undefined });
     });
   });
   return {
     pid: child.pid,
-    write: (data) => child.write(data),
-    resize: (cols, rows) => child.resize(cols, rows),
+    write(data) {
+      if (!gone) child.write(data);
+    },
+    resize(cols, rows) {
+      if (gone) return;
+      try {
+        child.resize(cols, rows);
+      } catch (error) {
+        // closed a moment before its exit is reported
+        if (!/\bEBADF\b/.test((error as Error).message)) throw error;
+      }
+    },
     onData(listener) {
       const subscription = child.onData((data) => listener(typeof data === "string" ? Buffer.from(data) : data));
       return () => subscription.dispose();

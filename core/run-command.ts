@@ -10,8 +10,8 @@ import { formatInstant, type Assessment } from "./eligibility.js";
 import { UuldanaError, formatInternalError } from "./errors.js";
 import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
 import { restoreTerminal, startRun, type Run, type RunResult } from "./host.js";
-import { Journal } from "./journal.js";
-import type { Level } from "./levels.js";
+import { Journal, checkSessionsFolder } from "./journal.js";
+import { effectiveCeiling, type Level } from "./levels.js";
 import { strayFlagError, strayPermissionFlag } from "./permission-flags.js";
 import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
@@ -21,7 +21,8 @@ import { redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
 import { escapeControls, safeOutput } from "./safe-text.js";
 import { newSessionId } from "./session-id.js";
-import { STOP_SIGNALS, signalNumber } from "./terminal.js";
+import { stopGroupNow } from "./stop.js";
+import { STOP_SIGNALS, processStarted, signalNumber } from "./terminal.js";
 import { formatDuration } from "./time.js";
 import type { Manifest } from "./types.js";
 
@@ -45,6 +46,8 @@ type LimitEvent = Extract<DetectorEvent, { type: "stop" }>;
 
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
+// How long each signal of the stop ladder has to end the agent when uuldana itself crashes.
+const CRASH_STEP_MS = 1000;
 
 // uuldana run: starts the first eligible entry of the priority list, passes the terminal through to it, and when
 // its allowance is gone, rests it and continues the conversation with the next eligible entry.
@@ -55,8 +58,18 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // entries' env values (account folders, keys) and what the user's redact patterns match never reach a file of the
   // session, the cooldown table or the next agent's prompt: one redactor for all of them
   const redactor = redactorFor(context.config);
-  const journal = new Journal(context.dirs.data, sessionId, redactor);
   const redact = (text: string): string => redactor.redact(text);
+  checkSessionsFolder(context.dirs.data);
+  // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
+  // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
+  const begun = {
+    cwd: context.cwd,
+    ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
+    pid: process.pid,
+    pid_start: processStarted(process.pid) ?? null,
+  };
+  const journal = new Journal(context.dirs.data, sessionId, redactor);
+  journal.write(options.resume ? "session-resume" : "session-start", begun);
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const tried = new Set<string>();
@@ -86,10 +99,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       const handoff: boolean = parts.length > 0 && spoken;
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
-      if (first) {
-        for (const note of notes) say(note);
-        journal.write(options.resume ? "session-resume" : "session-start", { cwd: context.cwd, ceiling, order: rows.map((row) => row.entry.key), pid: process.pid });
-      }
+      if (first) for (const note of notes) say(note);
       if (stop.signal.aborted) {
         const signal = String(stop.signal.reason) as NodeJS.Signals;
         journal.write("session-end", { exit_code: 128 + signalNumber(signal), reason: `stopped by ${signal}` });
@@ -231,14 +241,14 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
   const conversationFile = `conversation-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
-  options.journal.write("run-start", {
+  const runStart = {
     entry: chosen.entry.key,
     provider: chosen.entry.id,
     version: chosen.detection?.version ?? null,
     level: chosen.level,
     argv: [chosen.detection!.path, ...shownArgs],
     ...(options.promptFile ? { prompt_file: basename(options.promptFile) } : {}),
-  });
+  };
   const starting = `${chosen.entry.key} (${manifest.name} ${chosen.detection?.version ?? ""}) at ${chosen.level}${options.prompt ? " with the conversation so far" : ""}`;
   const opening = options.previous
     ? `${options.previous}; ${options.previous.startsWith("resuming") ? "starting" : "continuing with"} ${starting}`
@@ -311,16 +321,27 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
       },
     });
   } catch (error) {
-    if (error instanceof UuldanaError && error.code === "E_AGENT_START") return { kind: "failed-start", reason: error.message, ended: undefined };
+    if (error instanceof UuldanaError && error.code === "E_AGENT_START") {
+      options.journal.write("run-start", runStart);
+      return { kind: "failed-start", reason: error.message, ended: undefined };
+    }
     throw error;
   }
+  // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs
+  options.journal.write("run-start", { ...runStart, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
   // the session told to stop (SIGTERM, SIGHUP or SIGINT to uuldana) stops the agent the graceful way, even when
-  // the signal came just before this run started; a crash of uuldana hangs it up
+  // the signal came just before this run started; a crash of uuldana cannot wait for that, so it climbs the same
+  // ladder of signals in a bounded synchronous wait (about two seconds at most, then KILL) before it exits
   const stopRun = (): void => void run.stop();
   const onCrash = (error: Error): void => {
     restoreTerminal();
-    run.agent.signal("SIGHUP");
     process.stderr.write(formatInternalError(error));
+    const step = stopGroupNow(run.agent.pid, CRASH_STEP_MS);
+    try {
+      options.journal.write("session-end", { exit_code: 70, reason: `uuldana crashed: ${error.message}; its agent ${step === "exited" ? "had exited" : `was stopped with ${step}`}` });
+    } catch {
+      // the journal is as good as the crash left it
+    }
     process.exit(70);
   };
   options.stopped.addEventListener("abort", stopRun);

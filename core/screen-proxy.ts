@@ -64,8 +64,10 @@ export class ScreenProxy {
     this.worker = new Worker(join(packageRoot(), "dist", "core", "screen-worker.js"), {
       workerData: { ...options, maxPending: this.maxPending },
     });
-    this.worker.unref();
+    // only a read waiting for its answer keeps uuldana alive, never the idle model (unref() comes after the
+    // listener: adding a "message" listener refs the worker again)
     this.worker.on("message", (update: ScreenUpdate) => this.receive(update));
+    this.worker.unref();
   }
 
   // Queues output for the model; queued chunks go over together a few milliseconds later, after the pass-through
@@ -119,6 +121,7 @@ export class ScreenProxy {
     if (this.disposed) return Promise.resolve({ visible: [], changed: [], conversation: "" });
     this.flush();
     const id = this.nextId++;
+    if (this.waiting.size === 0) this.worker.ref();
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
       this.post({ type: "read", id, changed: options.changed === true, conversation: options.conversation === true });
@@ -166,6 +169,7 @@ export class ScreenProxy {
     if (update.type === "read") {
       const resolve = this.waiting.get(update.id);
       this.waiting.delete(update.id);
+      if (this.waiting.size === 0) this.worker.unref();
       resolve?.({ visible: update.visible, changed: update.changed, conversation: update.conversation });
     }
   }

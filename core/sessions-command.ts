@@ -1,42 +1,67 @@
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
 import type { Context } from "./context.js";
 import { formatInstant } from "./eligibility.js";
 import { UuldanaError } from "./errors.js";
-import { readJournal, type JournalEvent } from "./journal.js";
+import { Journal, checkSessionsFolder, inspectJournal, type JournalEvent } from "./journal.js";
 import { result, type CommandResult } from "./result.js";
 import { escapeControls } from "./safe-text.js";
+import { stopGroupNow } from "./stop.js";
 import { renderTable } from "./table.js";
+import { processStarted } from "./terminal.js";
+
+type SessionState = "running" | "ended" | "interrupted" | "orphaned" | "damaged";
 
 interface SessionSummary {
   id: string;
-  started: string;
+  // null only for a damaged journal that does not say
+  started: string | null;
   cwd: string;
   runs: string[];
-  state: "running" | "ended" | "interrupted";
+  state: SessionState;
   exit_code: number | null;
+  // what is wrong with a damaged journal
+  reason?: string;
+  // the agent an orphaned session left running
+  agent_pid?: number;
 }
+
+// A session as read from its folder: its summary, its events, and for one without an end the processes of its
+// latest sitting that still run (its uuldana, or the agent of a run that has no end).
+interface Session {
+  summary: SessionSummary;
+  events: JournalEvent[];
+  uuldana: number | undefined;
+  agent: { pid: number; entry: string } | undefined;
+}
+
+// How long each signal has to end an orphaned agent.
+const STOP_STEP_MS = 2000;
 
 // uuldana sessions: every session, newest first, with the entries it ran and how it stands.
 export function listSessions(context: Context, options: { json?: boolean }): CommandResult {
-  const sessions = readSessions(context.dirs.data);
+  const sessions = readSessions(context.dirs.data).map((session) => session.summary);
   if (options.json) return result(JSON.stringify(sessions, null, 2) + "\n");
   if (sessions.length === 0) return result("No sessions yet.\n");
-  const rows = sessions.map((s) => [s.id, formatInstant(new Date(s.started)), s.cwd, s.runs.join(" → ") || "-", s.state]);
+  const rows = sessions.map((s) => [
+    s.id,
+    s.started ? formatInstant(new Date(s.started)) : "-",
+    s.cwd || "-",
+    s.runs.join(" → ") || "-",
+    s.reason ? `${s.state}: ${s.reason}` : s.state,
+  ]);
   return result(renderTable(["SESSION", "STARTED", "FOLDER", "RUNS", "STATE"], rows));
 }
 
 // uuldana sessions show ID: the history across providers, or its events as JSON.
 export function showSession(context: Context, id: string, options: { json?: boolean }): CommandResult {
-  const file = join(context.dirs.data, "sessions", id, "journal.jsonl");
-  if (!/^[0-9a-z]+$/.test(id) || !existsSync(file)) {
-    throw new UuldanaError("E_USAGE", `no session "${id}"`, { hint: 'run "uuldana sessions" to see the sessions' });
-  }
-  const events = readJournal(file);
-  if (options.json) return result(JSON.stringify(events, null, 2) + "\n");
-  const summary = summarize(id, events);
-  const lines = [`session ${id} · started ${formatInstant(new Date(summary.started))} · ${escapeControls(summary.cwd)} · ${summary.state}${summary.exit_code === null ? "" : ` (exit ${summary.exit_code})`}`];
+  const { summary, events } = findSession(context, id);
+  const damaged = summary.state === "damaged" ? `uuldana: session ${id}'s journal is damaged: ${summary.reason}\n` : "";
+  if (options.json) return result(JSON.stringify(events, null, 2) + "\n", damaged);
+  const state = summary.state === "damaged" ? `damaged: ${summary.reason}` : summary.state === "orphaned" ? `orphaned: its agent (pid ${summary.agent_pid}) still runs without uuldana; "uuldana sessions stop ${id}" ends it` : summary.state;
+  const header = ["session " + id, ...(summary.started ? [`started ${formatInstant(new Date(summary.started))}`] : []), ...(summary.cwd ? [escapeControls(summary.cwd)] : []), state];
+  const lines = [header.join(" · ") + (summary.exit_code === null ? "" : ` (exit ${summary.exit_code})`)];
   for (const event of events) {
     const line = describe(event, join(context.dirs.data, "sessions", id));
     // one line per event, whatever the folder, the agent's text or the user's words in it hold
@@ -45,35 +70,99 @@ export function showSession(context: Context, id: string, options: { json?: bool
   return result(lines.join("\n") + "\n");
 }
 
-// The sessions, newest first, with the folder each began in.
+// uuldana sessions stop ID: ends the agent a session's uuldana left running, with the stop ladder, and ends the
+// session in its journal. Exit 0 when it did; 1, saying why, when the session has no such agent.
+export function stopSession(context: Context, id: string): CommandResult {
+  const session = findSession(context, id);
+  const { agent } = session;
+  if (!agent) return result("", `uuldana: ${whyNotOrphaned(session)}\n`, 1);
+  const step = stopGroupNow(agent.pid, STOP_STEP_MS);
+  const journal = new Journal(context.dirs.data, id);
+  try {
+    journal.write("run-end", { entry: agent.entry, exit_code: null, signal: null, stopped_by: step === "exited" ? null : step });
+    journal.write("session-end", { exit_code: null, reason: `its uuldana was gone; uuldana sessions stop ${step === "exited" ? "found its agent exited" : `stopped its agent with ${step}`}` });
+  } finally {
+    journal.close();
+  }
+  const what = `${agent.entry} (pid ${agent.pid}), left running by session ${id} when its uuldana was gone`;
+  return result(step === "exited" ? `${what}, had exited by itself\n` : `stopped ${what}, with ${step}\n`);
+}
+
+// The sessions that can be continued, newest first, with the folder each began in (a damaged one cannot be).
 export function listSessionIds(dataDir: string): { id: string; cwd: string }[] {
-  return readSessions(dataDir).map(({ id, cwd }) => ({ id, cwd }));
+  return readSessions(dataDir)
+    .filter(({ summary }) => summary.state !== "damaged")
+    .map(({ summary: { id, cwd } }) => ({ id, cwd }));
 }
 
 // --- internal ---
 
-function readSessions(dataDir: string): SessionSummary[] {
-  const folder = join(dataDir, "sessions");
-  if (!existsSync(folder)) return [];
-  return readdirSync(folder)
-    .filter((id) => existsSync(join(folder, id, "journal.jsonl")))
-    .map((id) => summarize(id, readJournal(join(folder, id, "journal.jsonl"))))
-    .sort((a, b) => b.started.localeCompare(a.started) || b.id.localeCompare(a.id));
+function findSession(context: Context, id: string): Session {
+  const session = /^[0-9a-z]+$/.test(id) ? readSessions(context.dirs.data).find((s) => s.summary.id === id) : undefined;
+  if (!session) throw new UuldanaError("E_USAGE", `no session "${id}"`, { hint: 'run "uuldana sessions" to see the sessions' });
+  return session;
 }
 
-function summarize(id: string, events: JournalEvent[]): SessionSummary {
+function readSessions(dataDir: string): Session[] {
+  if (!checkSessionsFolder(dataDir)) return [];
+  const folder = join(dataDir, "sessions");
+  // a session is a folder named by its id; anything else there is not one
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && /^[0-9a-z]+$/.test(entry.name))
+    .map((entry) => readSession(entry.name, join(folder, entry.name)))
+    .sort((a, b) => (b.summary.started ?? "").localeCompare(a.summary.started ?? "") || b.summary.id.localeCompare(a.summary.id));
+}
+
+function readSession(id: string, folder: string): Session {
+  const { events, damage } = inspectJournal(join(folder, "journal.jsonl"));
+  // the latest sitting: the session's start, or its latest resume
+  const sitting = events.slice(Math.max(0, events.findLastIndex((event) => event.type === "session-start" || event.type === "session-resume")));
   const start = events.find((event) => event.type === "session-start");
-  const end = events.find((event) => event.type === "session-end");
-  const pid = typeof start?.pid === "number" ? start.pid : undefined;
-  const state = end ? "ended" : pid !== undefined && alive(pid) ? "running" : "interrupted";
-  return {
+  const end = sitting.find((event) => event.type === "session-end");
+  const open = !damage && !end;
+  const uuldana = open ? verifiedPid(sitting[0]) : undefined;
+  const lastRun = sitting.findLastIndex((event) => event.type === "run-start");
+  const runOpen = open && uuldana === undefined && lastRun !== -1 && !sitting.slice(lastRun).some((event) => event.type === "run-end");
+  const agentPid = runOpen ? verifiedPid(sitting[lastRun]) : undefined;
+  const agent = agentPid === undefined ? undefined : { pid: agentPid, entry: String(sitting[lastRun]!.entry) };
+  const state: SessionState = damage ? "damaged" : end ? "ended" : uuldana !== undefined ? "running" : agent ? "orphaned" : "interrupted";
+  const summary: SessionSummary = {
     id,
-    started: start?.at ?? events[0]?.at ?? "",
+    started: start?.at ?? events[0]?.at ?? null,
     cwd: typeof start?.cwd === "string" ? start.cwd : "",
     runs: events.filter((event) => event.type === "run-start").map((event) => String(event.entry)),
     state,
     exit_code: typeof end?.exit_code === "number" ? end.exit_code : null,
+    ...(damage ? { reason: damage } : {}),
+    ...(agent ? { agent_pid: agent.pid } : {}),
   };
+  return { summary, events, uuldana, agent };
+}
+
+// The pid an event records, if that process still runs and is the one recorded: when the event says when it began,
+// that must match (a pid the system gave again to another process does not count). Without that time (a journal
+// from before it was kept, a platform that does not say) uuldana's own pid counts while it is there, an agent's
+// never: an agent is signalled only when it is known to be the one.
+function verifiedPid(event: JournalEvent | undefined): number | undefined {
+  const pid = event?.pid;
+  if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0) return undefined;
+  if (typeof event!.pid_start === "string") return processStarted(pid) === event!.pid_start ? pid : undefined;
+  return event!.type !== "run-start" && alive(pid) ? pid : undefined;
+}
+
+function whyNotOrphaned(session: Session): string {
+  const { summary, uuldana } = session;
+  const id = summary.id;
+  switch (summary.state) {
+    case "damaged":
+      return `session ${id}'s journal is damaged (${summary.reason}), so it does not say which agent to stop`;
+    case "ended":
+      return `session ${id} has ended: no agent of it is running`;
+    case "running":
+      return `session ${id} is still running in uuldana (pid ${uuldana}): stop it there, or send that uuldana SIGTERM (kill ${uuldana}) and it stops its agent itself`;
+    default:
+      return `session ${id} was interrupted and none of its agents is running: there is nothing to stop`;
+  }
 }
 
 function describe(event: JournalEvent, folder: string): string | undefined {
@@ -85,22 +174,28 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "limit":
       return `${event.entry}: usage limit (${[event.kind === "unknown" ? "" : event.kind, event.source].filter(Boolean).join(", ")}): ${String(event.text).replace(/\s+/g, " ")}`;
     case "cooldown":
-      return `${event.entry} rests until ${formatInstant(new Date(String(event.until)))}`;
+      return `${event.entry} rests until ${instant(event.until)}`;
     case "ignored":
       return `text like a usage limit was ignored at ${event.at.slice(11, 16)}: ${String(event.text).replace(/\s+/g, " ")}`;
     case "skipped":
-      return `${event.entry} skipped: ${(event.reasons as string[]).join("; ")}`;
+      return `${event.entry} skipped: ${Array.isArray(event.reasons) ? event.reasons.join("; ") : String(event.reasons)}`;
     case "start-failed":
       return `${event.entry} could not start: ${event.reason}`;
     case "conversation":
       return `${event.entry}'s conversation: ${join(folder, String(event.file))}`;
     case "run-end":
-      return `${event.entry} ended${event.stopped_by ? ` (stopped by ${event.stopped_by})` : ""}, exit ${event.exit_code}`;
+      return `${event.entry} ended${event.stopped_by ? ` (stopped by ${event.stopped_by})` : ""}${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}`;
     case "session-end":
-      return `session ended, exit ${event.exit_code}`;
+      return `session ended${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}${event.reason ? ` (${String(event.reason)})` : ""}`;
     default:
       return undefined;
   }
+}
+
+// A time from the journal as the history shows it; one that is not a time is shown as written.
+function instant(value: unknown): string {
+  const date = new Date(String(value));
+  return Number.isNaN(date.getTime()) ? String(value) : formatInstant(date);
 }
 
 function alive(pid: number): boolean {

@@ -1,5 +1,6 @@
 import { parseKeyStep } from "./keys.js";
 import type { AgentPty } from "./pty.js";
+import { groupRunning, signalGroup } from "./terminal.js";
 import { sleep } from "./time.js";
 import type { Manifest } from "./types.js";
 
@@ -46,7 +47,33 @@ export async function stopAgent(agent: AgentPty, exit: Manifest["exit"] = {}, op
   return finish("SIGKILL");
 }
 
+// The same ladder without the exit keys, for a process group uuldana cannot wait on the usual way: its agent when
+// uuldana itself crashes, and an agent left running by a uuldana that is gone. HUP, TERM, then KILL to the whole
+// group, each given stepMs to end it. Synchronous and bounded (at most about three steps), so a crash handler
+// finishes it before the process exits; it spawns nothing that could outlive uuldana.
+export function stopGroupNow(pid: number, stepMs: number): Exclude<StopStep, "keys" | "SIGINT"> {
+  if (!groupRunning(pid)) return "exited";
+  for (const signal of ["SIGHUP", "SIGTERM"] as const) {
+    signalGroup(pid, signal);
+    if (waitGroupGone(pid, stepMs)) return signal;
+  }
+  signalGroup(pid, "SIGKILL");
+  waitGroupGone(pid, stepMs);
+  return "SIGKILL";
+}
+
 // --- internal ---
+
+function waitGroupGone(pid: number, ms: number): boolean {
+  const deadline = Date.now() + ms;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (groupRunning(pid)) {
+    if (Date.now() >= deadline) return false;
+    // a real pause of the thread, not a busy loop
+    Atomics.wait(pause, 0, 0, 20);
+  }
+  return true;
+}
 
 function exitedWithin(agent: AgentPty, ms: number): Promise<boolean> {
   return new Promise((resolve) => {

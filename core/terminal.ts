@@ -1,4 +1,6 @@
 // Everything POSIX-specific about processes and the user's terminal, kept in one place for a Windows path.
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 
 export const IS_WINDOWS = process.platform === "win32";
 
@@ -117,5 +119,58 @@ export class LiveModes {
     else if (param === "1004") modes.focus = on;
     else if (param === "25") modes.cursorHidden = !on;
     else if (param === "1") modes.applicationCursor = on;
+  }
+}
+
+// When a process began, as the system keeps it, or undefined when it is gone, a zombie, or the platform does not
+// say. A later process given the same pid began at another time: the guard against a reused pid.
+export function processStarted(pid: number): string | undefined {
+  if (IS_WINDOWS || !Number.isInteger(pid) || pid <= 0) return undefined;
+  if (process.platform === "linux") {
+    const stat = procStat(pid);
+    if (!stat || stat.state === "Z") return undefined;
+    // clock ticks since boot, and which boot: ticks alone start again after a restart
+    return `${bootId()}:${stat.startTicks}`;
+  }
+  const ps = spawnSync("ps", ["-o", "stat=,lstart=", "-p", String(pid)], { encoding: "utf8" });
+  const line = ps.status === 0 ? ps.stdout.trim() : "";
+  return !line || line.startsWith("Z") ? undefined : line.replace(/^\S+\s+/, "");
+}
+
+// True while a process of the group still runs; unlike groupAlive, zombies nobody has reaped yet do not count
+// (an agent whose uuldana is gone is reaped by whatever adopted it, if at all).
+export function groupRunning(pid: number): boolean {
+  if (!groupAlive(pid)) return false;
+  if (process.platform !== "linux") return true;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  return entries.some((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    const stat = procStat(Number(entry));
+    return stat !== undefined && stat.group === pid && stat.state !== "Z";
+  });
+}
+
+function procStat(pid: number): { state: string; group: number; startTicks: string } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // after the command's name (in parentheses, and it may hold spaces): state, ppid, pgrp, … field 22 is starttime
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state: fields[0] ?? "", group: Number(fields[2]), startTicks: fields[19] ?? "" };
+}
+
+function bootId(): string {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return "boot";
   }
 }
