@@ -8,6 +8,7 @@ import { resolveDirs } from "./paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { safeOutput } from "./safe-text.js";
+import { releaseLostTerminal } from "./terminal.js";
 import { VERSION } from "./version.js";
 
 // Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
@@ -228,5 +229,6 @@ function report(error: unknown): number {
 // A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left
 // to write is dropped, and the command ends as it would have.
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+process.on("exit", releaseLostTerminal);
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,7 @@
 // Everything POSIX-specific about processes and the user's terminal, kept in one place for a Windows path.
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { isatty } from "node:tty";
 
 export const IS_WINDOWS = process.platform === "win32";
 
@@ -172,5 +173,25 @@ function bootId(): string {
     return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
   } catch {
     return "boot";
+  }
+}
+
+// The standard streams that were a terminal when uuldana started.
+const STARTED_ON_TTY = [0, 1, 2].filter((fd) => isatty(fd));
+
+// When the user's terminal has gone (its window closed, the connection dropped), a terminal that hung up no longer
+// answers as one: its streams are swapped for the null device, so that Node's own reset of the terminal at exit,
+// which fails on a terminal that is gone (and aborts, on Node 20), has nothing to reset. A live terminal is left
+// as it is. Call it as the process exits.
+export function releaseLostTerminal(): void {
+  if (IS_WINDOWS) return;
+  for (const fd of STARTED_ON_TTY) {
+    if (isatty(fd)) continue;
+    try {
+      closeSync(fd);
+      openSync("/dev/null", fd === 0 ? "r" : "w");
+    } catch {
+      // nothing more can be done for a stream that is gone
+    }
   }
 }

@@ -159,3 +159,20 @@ describe("an agent left running when its uuldana is gone", () => {
     expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop\n` });
   });
 });
+
+describe("the user's terminal closing under uuldana (its window closed, the connection dropped)", () => {
+  it("stops the agent, ends the journal and exits 129, without Node aborting on the terminal that is gone", async () => {
+    const pids = join(sandbox.dir, "pids");
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, PID_FILE: pids } });
+    terminals.push(terminal);
+    await terminal.waitFor("LEAVING AGENT ready");
+    const [agent] = agentPids();
+    // the terminal's other side closes: the kernel hangs up on uuldana, and every write to the terminal fails
+    terminal.child.destroy();
+    expect(await terminal.exited).toEqual({ exitCode: 129, signal: 0 });
+    expect(isAlive(agent!)).toBe(false);
+    const events = journal();
+    expect(events.at(-2)).toMatchObject({ type: "run-end", entry: "leaving" });
+    expect(events.at(-1)).toMatchObject({ type: "session-end", exit_code: 129 });
+  });
+});
