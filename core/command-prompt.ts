@@ -1,3 +1,5 @@
+import { escapeControls } from "./safe-text.js";
+
 // uuldana's own prompt, opened with the command key in place of the agent's screen.
 export interface PromptContext {
   header(): string[];
@@ -63,7 +65,8 @@ export class CommandPrompt {
     // each line fits the terminal, so the prompt never scrolls what it drew
     const cols = Math.max(20, this.width());
     const fit = (line: string): string => ([...line].length > cols ? `${[...line].slice(0, cols - 1).join("")}…` : line);
-    const lines = [...this.context.header(), "", ...this.message, ""].map(fit);
-    this.write(`\x1b[H\x1b[2J\x1b[?25h${lines.join("\r\n")}\r\nuuldana> ${this.line}`);
+    // its lines quote the agent's title, its command line, notices and what was typed: none may carry a control
+    const lines = [...this.context.header(), "", ...this.message, ""].map((line) => fit(escapeControls(line)));
+    this.write(`\x1b[H\x1b[2J\x1b[?25h${lines.join("\r\n")}\r\nuuldana> ${escapeControls(this.line)}`);
   }
 }

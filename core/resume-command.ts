@@ -2,25 +2,20 @@ import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import type { Context } from "./context.js";
-import { UuldanaError } from "./errors.js";
 import type { RunPart } from "./handoff.js";
 import { readJournal } from "./journal.js";
 import { checkNodePty } from "./pty.js";
 import type { CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
 import { escapeControls, safeOutput } from "./safe-text.js";
-import { listSessionIds } from "./sessions-command.js";
+import { sessionToResume } from "./sessions-command.js";
 
 // uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
 // journal, starting the first eligible entry with the whole history of its runs as the first prompt.
 export async function resumeCommand(context: Context, id: string | undefined): Promise<CommandResult> {
   // before the session is looked up: a broken install is reported as by run, whatever sessions there are
   checkNodePty();
-  const sessions = listSessionIds(context.dirs.data);
-  const chosen = id ? sessions.find((s) => s.id === id) : (sessions.find((s) => s.cwd === context.cwd) ?? sessions[0]);
-  if (!chosen) {
-    throw new UuldanaError("E_USAGE", id ? `no session "${id}"` : "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
-  }
+  const chosen = sessionToResume(context.dirs.data, id, context.cwd);
   if (chosen.cwd !== context.cwd) process.stderr.write(safeOutput(`uuldana: session ${chosen.id} began in ${escapeControls(chosen.cwd)}; resuming it here, in ${escapeControls(context.cwd)}\n`));
   const folder = join(context.dirs.data, "sessions", chosen.id);
   const events = readJournal(join(folder, "journal.jsonl"));

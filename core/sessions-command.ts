@@ -91,8 +91,26 @@ export function stopSession(context: Context, id: string): CommandResult {
 // The sessions that can be continued, newest first, with the folder each began in (a damaged one cannot be).
 export function listSessionIds(dataDir: string): { id: string; cwd: string }[] {
   return readSessions(dataDir)
-    .filter(({ summary }) => summary.state !== "damaged")
+    .filter((session) => !whyNotResumable(session))
     .map(({ summary: { id, cwd } }) => ({ id, cwd }));
+}
+
+// The session uuldana resume continues: the one named, else the newest that can be continued begun in this folder,
+// else the newest of all. One still running in another uuldana, one whose agent still runs without it, and one whose
+// journal cannot be read are refused, saying what to do: two uuldanas never write one journal.
+export function sessionToResume(dataDir: string, id: string | undefined, cwd: string): { id: string; cwd: string } {
+  const sessions = readSessions(dataDir);
+  if (id) {
+    const named = /^[0-9a-z]+$/.test(id) ? sessions.find((session) => session.summary.id === id) : undefined;
+    if (!named) throw new UuldanaError("E_USAGE", `no session "${id}"`, { hint: 'run "uuldana sessions" to see the sessions' });
+    const why = whyNotResumable(named);
+    if (why) throw new UuldanaError("E_USAGE", why.message, { hint: why.hint });
+    return named.summary;
+  }
+  const resumable = sessions.filter((session) => !whyNotResumable(session));
+  const chosen = resumable.find((session) => session.summary.cwd === cwd) ?? resumable[0];
+  if (!chosen) throw new UuldanaError("E_USAGE", "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
+  return chosen.summary;
 }
 
 // --- internal ---
@@ -148,6 +166,15 @@ function verifiedPid(event: JournalEvent | undefined): number | undefined {
   if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0) return undefined;
   if (typeof event!.pid_start === "string") return processStarted(pid) === event!.pid_start ? pid : undefined;
   return event!.type !== "run-start" && alive(pid) ? pid : undefined;
+}
+
+function whyNotResumable(session: Session): { message: string; hint: string } | undefined {
+  const { summary, uuldana, agent } = session;
+  const id = summary.id;
+  if (summary.state === "damaged") return { message: `session ${id}'s journal is damaged (${summary.reason}), so it cannot be resumed`, hint: `"uuldana sessions show ${id}" shows what can be read of it` };
+  if (summary.state === "running") return { message: `session ${id} is still running in uuldana (pid ${uuldana})`, hint: "continue it in the terminal where it runs, or end it there first" };
+  if (summary.state === "orphaned") return { message: `session ${id}'s agent ${agent!.entry} (pid ${agent!.pid}) still runs without its uuldana`, hint: `end it with "uuldana sessions stop ${id}", then resume` };
+  return undefined;
 }
 
 function whyNotOrphaned(session: Session): string {

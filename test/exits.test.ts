@@ -130,6 +130,12 @@ describe("an agent left running when its uuldana is gone", () => {
     const listed = await sandbox.run(["sessions", "--json"]);
     expect(JSON.parse(listed.stdout)).toEqual([{ id, started: expect.stringMatching(/^\d{4}-/), cwd: sandbox.project, runs: ["proof"], state: "orphaned", exit_code: null, agent_pid: agent }]);
     expect((await sandbox.run(["sessions"])).stdout.split("\n")[1]).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC  ${sandbox.project}  proof  orphaned$`));
+    // resuming it would put a second agent beside the one still running: uuldana says what to do first
+    expect(await sandbox.run(["resume", id!])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: session ${id}'s agent proof (pid ${agent}) still runs without its uuldana\nhint: end it with "uuldana sessions stop ${id}", then resume\n`,
+    });
     expect((await sandbox.run(["sessions", "show", id!])).stdout.split("\n")[0]).toMatch(
       new RegExp(`^session ${id} · started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · ${sandbox.project} · orphaned: its agent \\(pid ${agent}\\) still runs without uuldana; "uuldana sessions stop ${id}" ends it$`),
     );

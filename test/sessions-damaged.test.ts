@@ -215,3 +215,35 @@ describe("uuldana run killed with SIGKILL in its first second", () => {
     expect(states.every((state) => state === "interrupted" || state === "damaged: journal.jsonl is empty" || state === "damaged: there is no journal.jsonl")).toBe(true);
   }, 120_000);
 });
+
+describe("resuming a session", () => {
+  it("refuses one whose journal is damaged, naming why", async () => {
+    installAgents(sandbox);
+    journal("0zz00000c1", start + "garbage\n" + line({ type: "session-end", exit_code: 0 }));
+    expect(await sandbox.run(["resume", "0zz00000c1"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'uuldana: session 0zz00000c1\'s journal is damaged (line 2 is not JSON (cut off or overwritten)), so it cannot be resumed\nhint: "uuldana sessions show 0zz00000c1" shows what can be read of it\n',
+    });
+  });
+
+  it("refuses one still running in another uuldana, and resume without an id passes it by", async () => {
+    installAgents(sandbox);
+    journal("0zz00000c2", line({ type: "session-start", cwd: sandbox.project, pid: process.pid, pid_start: processStarted(process.pid) }));
+    expect(await sandbox.run(["resume", "0zz00000c2"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: session 0zz00000c2 is still running in uuldana (pid ${process.pid})\nhint: continue it in the terminal where it runs, or end it there first\n`,
+    });
+    expect(await sandbox.run(["resume"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: no session to resume\nhint: run "uuldana sessions" to see the sessions\n' });
+  });
+
+  it("continues one whose last line a crash tore: the resume starts on a line of its own, and the session reads whole", async () => {
+    installAgents(sandbox, ["fast"]);
+    journal("0zz00000c3", start.replace("/w", sandbox.project) + '{"at":"2026-11-30T12:00:02.000Z","ty');
+    const resumed = await sandbox.run(["resume", "0zz00000c3"]);
+    expect(resumed.code).toBe(4);
+    const [listed] = JSON.parse((await sandbox.run(["sessions", "--json"])).stdout);
+    expect(listed).toMatchObject({ id: "0zz00000c3", state: "ended", runs: ["fast"], exit_code: 4 });
+  });
+});
