@@ -117,11 +117,7 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       // the arguments after -- may not start the first agent at another level than its banner names
       const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
-      if (stray) {
-        const error = strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
-        journal.write("session-end", { exit_code: 2, reason: error.message });
-        throw error;
-      }
+      if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
       const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`), redact }) : undefined;
@@ -170,6 +166,11 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       }
       return endSession(journal, outcome);
     }
+  } catch (error) {
+    // a usage or configuration error found once the session had begun (an unknown --provider, a permission flag
+    // after --) ends it in the journal too, so it does not list as interrupted
+    if (error instanceof UuldanaError) journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
+    throw error;
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     options.stop?.removeEventListener("abort", follow);

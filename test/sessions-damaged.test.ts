@@ -247,3 +247,13 @@ describe("resuming a session", () => {
     expect(listed).toMatchObject({ id: "0zz00000c3", state: "ended", runs: ["fast"], exit_code: 4 });
   });
 });
+
+describe("a session that ends on a usage error", () => {
+  it("is ended in its journal, not left interrupted", async () => {
+    installAgents(sandbox);
+    const run = await sandbox.run(["run", "--provider", "nosuch"]);
+    expect(run).toEqual({ code: 2, stdout: "", stderr: 'uuldana: --provider nosuch: no entry has this key\n  entries: line\nhint: run "uuldana providers list --all" to see every entry and provider\n' });
+    const [listed] = JSON.parse((await sandbox.run(["sessions", "--json"])).stdout);
+    expect(listed).toMatchObject({ state: "ended", runs: [], exit_code: 2 });
+  });
+});
