@@ -5,13 +5,20 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { changeOrder } from "../core/agent-order.js";
-import { makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
+import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
+import { installAgents } from "./agents.js";
+import { bin, makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
 beforeEach(() => {
   sandbox = makeSandbox();
 });
-afterEach(() => sandbox.cleanup());
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
 
 const fifo = (file: string): string => {
   mkdirSync(join(file, ".."), { recursive: true });
@@ -26,6 +33,8 @@ async function runQuickly(args: string[], options: { cwd?: string } = {}): Promi
   expect(Date.now() - started).toBeLessThan(8000);
   return run;
 }
+
+const row = (until: string) => ({ until: new Date(until), since: new Date("2026-11-30T12:00:00Z"), source: "inferred" as const, kind: "weekly", text: "limit" });
 
 describe("config.json that is not a file", () => {
   const configFile = (): string => join(sandbox.config, "config.json");
@@ -117,6 +126,39 @@ describe("a project config that is not a file", () => {
   });
 });
 
+describe("cooldowns.json that is not a file", () => {
+  const table = (): string => join(sandbox.data, "cooldowns.json");
+  const hint = (): string => `remove it (rm -r ${table()}); uuldana writes a new table at the next rest`;
+
+  it.each([
+    ["a named pipe", () => fifo(table()), "is a named pipe (FIFO), not a file"],
+    ["a folder", () => mkdirSync(table()), "is a folder, not a file"],
+  ])("as %s: cooldowns and cooldowns clear exit 2, providers list warns, a write leaves no temporary file", async (_, make, what) => {
+    make();
+    const error = { code: 2, stdout: "", stderr: `uuldana: the cooldown table ${table()} ${what}\nhint: ${hint()}\n` };
+    expect(await runQuickly(["cooldowns"])).toEqual(error);
+    expect(await runQuickly(["cooldowns", "clear"])).toEqual(error);
+    const list = await runQuickly(["providers", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toBe(`warning: the cooldown table ${table()} ${what}; no entry is treated as resting, and no rest can be written until it is fixed: ${hint()}\n`);
+    const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("2999-01-01T00:00:00Z")));
+    expect(write).toEqual({ written: false, notice: `the cooldown table ${table()} ${what}; it cannot be written: ${hint()}` });
+    expect(readdirSync(sandbox.data)).toEqual(["cooldowns.json"]);
+  });
+
+  it("as a named pipe never blocks a run: the warning is said and the agent starts", async () => {
+    installAgents(sandbox, ["line"]);
+    fifo(table());
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: sandbox.env, cols: 300 });
+    terminals.push(terminal);
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen[0]).toBe(`warning: the cooldown table ${table()} is a named pipe (FIFO), not a file; no entry is treated as resting, and no rest can be written until it is fixed: ${hint()}`);
+    expect(screen[1]).toMatch(/^uuldana: starting line \(Stand-in line 1\.0\.0\) at ask/);
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+  });
+});
+
 describe("/agent on a config.json that is a link or not a file", () => {
   it("changes the file a link points at, and leaves the link a link", () => {
     const real = join(sandbox.dir, "dotfiles", "uuldana.json");
@@ -133,6 +175,24 @@ describe("/agent on a config.json that is a link or not a file", () => {
   it("says what is wrong with a named pipe, at once", () => {
     const file = fifo(join(sandbox.config, "config.json"));
     expect(changeOrder(file, "add", "codex")).toBe(`cannot change ${file}: it is a named pipe (FIFO), not a file`);
+  });
+});
+
+describe("cooldowns clear with an entry uuldana does not know", () => {
+  it("exits 2 naming the known entries: your list, installed providers auto-detect may add, and resting rows", async () => {
+    await updateCooldowns(sandbox.data, (entries) => void entries.set("codex@o3", row("2999-01-01T00:00:00Z")));
+    sandbox.write("config/config.json", { providers: ["claude-code", { id: "codex", name: "codex-work" }] });
+    expect(await runQuickly(["cooldowns", "clear", "nosuch"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key\n  entries: claude-code, codex-work, aider, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+    });
+    sandbox.write("config/config.json", { providers: ["claude-code"], auto_detect: false });
+    expect((await runQuickly(["cooldowns", "clear", "codex"])).stderr).toBe(
+      'uuldana: cooldowns clear codex: no entry has this key\n  entries: claude-code, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+    );
+    expect(await runQuickly(["cooldowns", "clear", "claude-code"])).toEqual({ code: 0, stdout: "claude-code was not resting.\n", stderr: "" });
+    expect(await runQuickly(["cooldowns", "clear", "codex@o3"])).toEqual({ code: 0, stdout: "Cleared: codex@o3.\n", stderr: "" });
   });
 });
 
@@ -184,5 +244,20 @@ describe("a key given twice", () => {
     expect((await runQuickly(["providers", "list"])).stderr).toBe(
       `uuldana: ${join(sandbox.dir, "pack", "package.json")}:1:47: duplicate key "manifests"\n  at /uuldana/manifests: given at 1:27 and again at 1:47; ${why}\nhint: keep one of the two "manifests" keys and remove the other\n`,
     );
+  });
+
+  it("in cooldowns.json (uuldana's own file): a warning with both places, the longer rest used, one row after the next write", async () => {
+    const file = sandbox.write(
+      "data/cooldowns.json",
+      '{"version": 1, "entries": {\n  "codex": {"until": "2999-01-01T00:00:00.000Z", "source": "inferred"},\n  "codex": {"until": "2998-01-01T00:00:00.000Z", "source": "manual"}\n}}\n',
+    );
+    const warning = `${file}: the entry "codex" has two rows, at 2:3 and 3:3; the longer rest is used`;
+    const list = await runQuickly(["cooldowns", "--json"]);
+    expect(list.stderr).toBe(`warning: ${warning}, and the next write keeps one\n`);
+    expect(JSON.parse(list.stdout)).toEqual([{ entry: "codex", until: "2999-01-01T00:00:00.000Z", since: null, source: "inferred", kind: null, text: null }]);
+    const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("gemini", row("2999-01-01T00:00:00Z")));
+    expect(write).toEqual({ written: true, notice: `${warning}; the table now has one` });
+    expect((await readCooldowns(sandbox.data)).problem).toBeUndefined();
+    expect(Object.keys(JSON.parse(readFileSync(file, "utf8")).entries)).toEqual(["codex", "gemini"]);
   });
 });
