@@ -46,16 +46,19 @@ function deadPid(): number {
 
 interface Writer {
   pid: number;
-  done: Promise<{ code: number | null; out: string }>;
+  out: () => string;
+  done: Promise<{ code: number | null; out: string; err: string }>;
 }
 
 function writer(data: string, prefix: string, count: number, holdMs = 0, waitMs?: number): Writer {
   const args = [join(fixtures, "write-cooldowns.mjs"), data, prefix, String(count), String(holdMs), ...(waitMs ? [String(waitMs)] : [])];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
+  let err = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-  return { pid: child.pid!, done: new Promise((resolve) => child.on("exit", (code) => resolve({ code, out }))) };
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+  return { pid: child.pid!, out: () => out, done: new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err }))) };
 }
 
 function holderPid(data: string): number | undefined {
@@ -175,6 +178,24 @@ describe("the cooldown lock's holder record", () => {
     await waitFor(() => !isAlive(pid), "the holder to be gone");
     expect(await updateCooldowns(sandbox.data, (entries) => void entries.set("claude-code", row("limit")))).toEqual({ written: true, notice: undefined });
     expect(Object.keys(JSON.parse(readFileSync(tableFile(), "utf8")).entries)).toEqual(["codex", "claude-code"]);
+  });
+
+  it("writes a kept change before the process exits once the holder is gone, and says so on stderr when it still cannot", async () => {
+    const pid = liveProcess();
+    placeLock({ pid });
+    const stuck = await writer(sandbox.data, "stuck", 1, 0, 100).done;
+    const notice = `cannot write ${tableFile()} now: it is locked by process ${pid} (since 12:00:03 UTC), which is still running`;
+    expect(stuck).toEqual({
+      code: 0,
+      out: `${notice}; uuldana keeps the change and writes it as soon as it can\n`,
+      err: `uuldana: a change to the cooldown table could not be written before exit: ${notice}\n`,
+    });
+    const late = writer(sandbox.data, "late", 1, 0, 100);
+    await waitFor(() => late.out() !== "", "the notice");
+    process.kill(pid, "SIGKILL");
+    expect(await late.done).toEqual({ code: 0, out: `${notice}; uuldana keeps the change and writes it as soon as it can\n`, err: "" });
+    expect([...(await readCooldowns(sandbox.data)).entries.keys()]).toEqual(["late0"]);
+    expect(readdirSync(sandbox.data)).toEqual(["cooldowns.json"]);
   });
 
   it.each([
