@@ -1,4 +1,8 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+
+import { UuldanaError } from "./errors.js";
+import { FileProblem, readRegularFileSync } from "./files.js";
+import { parseJson } from "./json.js";
 
 // /agent: edits the priority list in config.json — move an entry up, down or first, add or remove one — and
 // writes the file atomically, keeping every other setting, unknown keys and the order of keys as they were.
@@ -6,11 +10,17 @@ export type OrderChange = "up" | "down" | "first" | "add" | "remove";
 
 export function changeOrder(file: string, change: OrderChange, key: string): string {
   let config: Record<string, unknown> = {};
+  let target = file;
   try {
-    config = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    config = parseJson(readRegularFileSync(file), file) as Record<string, unknown>;
+    // a config.json that links to the user's own file stays a link: the file it points at is changed
+    target = realpathSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return `cannot change ${file}: ${(error as Error).message}`;
+    if (error instanceof FileProblem && !error.missing) return `cannot change ${file}: it ${error.reason}`;
+    if (error instanceof UuldanaError) return `cannot change ${error.message}`;
+    if (!(error instanceof FileProblem)) return `cannot change ${file}: ${(error as Error).message}`;
   }
+  if (typeof config !== "object" || config === null || Array.isArray(config)) return `cannot change ${file}: it does not hold a JSON object`;
   const providers = Array.isArray(config.providers) ? [...(config.providers as unknown[])] : [];
   const keyOf = (item: unknown): string =>
     typeof item === "string" ? item : String((item as { name?: string; id?: string }).name ?? (item as { id?: string }).id);
@@ -26,8 +36,13 @@ export function changeOrder(file: string, change: OrderChange, key: string): str
     if (change === "first") providers.unshift(item);
   }
   const updated = "providers" in config ? { ...config, providers } : { providers, ...config };
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(updated, null, 2) + "\n", { mode: 0o600 });
-  renameSync(temp, file);
+  const temp = `${target}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, JSON.stringify(updated, null, 2) + "\n", { mode: 0o600 });
+    renameSync(temp, target);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    return `cannot change ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+  }
   return `providers: ${providers.map(keyOf).join(", ")}`;
 }

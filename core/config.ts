@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { dirname, join, parse } from "node:path";
+import { basename, dirname, join, parse } from "node:path";
 
 import { UuldanaError } from "./errors.js";
+import { checkRegularFile, FileProblem, readRegularFile } from "./files.js";
 import { levelRank, type Level } from "./levels.js";
 import { parseJson } from "./json.js";
 import { expandHome, packageRoot, type Env } from "./paths.js";
@@ -110,13 +110,17 @@ function compileRedactions(patterns: string[], file: string): RegExp[] {
 async function readUserConfig(file: string, required: boolean): Promise<RawConfig> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readRegularFile(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && !required) return {};
-    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file} (${code ?? String(error)})`, {
-      hint: required ? "check the path given to --config" : "check the file's permissions",
-    });
+    if (!(error instanceof FileProblem)) throw error;
+    if (error.missing && !required) return {};
+    if (error.missing) {
+      throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file} (ENOENT)`, { hint: "check the path given to --config" });
+    }
+    // "is a folder", "is a named pipe", "is a symbolic link that loops": something other than a file is there
+    const notAFile = error.reason.startsWith("is ");
+    const hint = !notAFile ? error.fix : required ? `give --config a JSON file; ${error.fix}` : `config.json must be a JSON file: ${error.fix} (without it uuldana uses its defaults)`;
+    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file}: it ${error.reason}`, { hint });
   }
   const data = parseJson(text, file);
   assertValid(data, file);
@@ -212,26 +216,52 @@ function reorderEntries(config: Config, items: (string | RawEntry)[], note: (tex
   return result;
 }
 
-// Project config files are JSON only: a cloned repository never runs code here.
+const PROJECT_PLACES = ["package.json", ".uuldanarc", ".uuldanarc.json", "uuldana.config.json"];
+
+// Project config files are JSON only: a cloned repository never runs code here, nor makes uuldana read other files.
 async function findProjectConfig(cwd: string): Promise<{ config: unknown; filepath: string } | undefined> {
   const stop = repositoryRoot(cwd);
   const { cosmiconfig } = await import("cosmiconfig");
-  const loadJson = (filepath: string, content: string): unknown => parseJson(content, filepath);
+  const loadJson = (filepath: string, content: string): unknown => {
+    // in a package.json only uuldana's own key is uuldana's business
+    const data = parseJson(content, filepath, "E_JSON_SYNTAX", basename(filepath) === "package.json" ? "uuldana" : undefined);
+    const own = basename(filepath) === "package.json" ? (data as { uuldana?: unknown } | null)?.uuldana : data;
+    if (typeof own === "object" && own !== null && "$import" in own) {
+      throw new UuldanaError("E_CONFIG_INVALID", `invalid project config ${filepath}: "$import" is not supported`, {
+        hint: "a project config is read on its own; put the settings in this file",
+      });
+    }
+    return data;
+  };
   const refuse = (): never => {
     throw new Error("uuldana reads JSON project config only");
   };
   const explorer = withCwd(packageRoot(), () =>
     cosmiconfig("uuldana", {
       searchStrategy: "none",
-      searchPlaces: ["package.json", ".uuldanarc", ".uuldanarc.json", "uuldana.config.json"],
+      searchPlaces: PROJECT_PLACES,
       loaders: { ".json": loadJson, noExt: loadJson, ".js": refuse, ".mjs": refuse, ".cjs": refuse, ".ts": refuse, ".yaml": refuse, ".yml": refuse },
       cache: false,
     }),
   );
   for (let dir = cwd; ; dir = dirname(dir)) {
+    await checkProjectPlaces(dir);
     const found = await explorer.search(dir);
     if (found && !found.isEmpty) return { config: found.config, filepath: found.filepath };
     if (dir === stop || dir === dirname(dir)) return undefined;
+  }
+}
+
+// A folder, named pipe or broken link where a project config would be is reported before cosmiconfig reads it:
+// cosmiconfig would wait on a pipe forever and skip the others without a word.
+async function checkProjectPlaces(dir: string): Promise<void> {
+  for (const name of PROJECT_PLACES) {
+    const problem = await checkRegularFile(join(dir, name));
+    if (problem) {
+      throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read project config ${problem.file}: it ${problem.reason}`, {
+        hint: `a project config must be a JSON file: ${problem.fix}`,
+      });
+    }
   }
 }
 

@@ -1,14 +1,16 @@
 import type { Context } from "./context.js";
-import { readCooldowns, updateCooldowns } from "./cooldowns.js";
+import { readCooldowns, updateCooldowns, type CooldownTable } from "./cooldowns.js";
 import { formatInstant } from "./eligibility.js";
+import { UuldanaError } from "./errors.js";
 import { redactorFor } from "./redaction.js";
+import { loadRegistry } from "./registry.js";
 import { result, type CommandResult } from "./result.js";
 import { renderTable } from "./table.js";
 import { formatWait } from "./time.js";
 
 // uuldana cooldowns: the entries resting after a usage limit, and until when.
 export async function listCooldowns(context: Context, options: { json?: boolean; now?: Date }): Promise<CommandResult> {
-  const table = await readCooldowns(context.dirs.data);
+  const table = usable(await readCooldowns(context.dirs.data));
   const now = options.now ?? new Date();
   const rows = [...table.entries]
     .filter(([, row]) => row.until.getTime() > now.getTime())
@@ -40,15 +42,55 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
   return result(renderTable(["ENTRY", "RESTING UNTIL", "LEFT", "SOURCE", "KIND", "TEXT"], lines), stderr);
 }
 
-// uuldana cooldowns clear [ENTRY]: ends one entry's rest, or every one.
+// uuldana cooldowns clear [ENTRY]: ends one entry's rest, or every one; an entry uuldana does not know is a mistake.
 export async function clearCooldowns(context: Context, entry: string | undefined): Promise<CommandResult> {
+  const before = usable(await readCooldowns(context.dirs.data));
+  if (entry && !before.entries.has(entry)) {
+    const known = await knownEntries(context, before);
+    if (!known.includes(entry)) {
+      throw new UuldanaError("E_USAGE", `cooldowns clear ${entry}: no entry has this key`, {
+        details: [`  entries: ${known.join(", ") || "none"}`],
+        hint: 'run "uuldana cooldowns" to see which entries are resting',
+      });
+    }
+  }
   let cleared: string[] = [];
-  const problem = await updateCooldowns(context.dirs.data, (entries) => {
-    cleared = entry ? (entries.delete(entry) ? [entry] : []) : [...entries.keys()];
-    if (!entry) entries.clear();
-  });
-  const stderr = problem ? `warning: ${problem}\n` : "";
+  const write = await updateCooldowns(
+    context.dirs.data,
+    (entries) => {
+      cleared = entry ? (entries.delete(entry) ? [entry] : []) : [...entries.keys()];
+      if (!entry) entries.clear();
+    },
+    new Date(),
+    { keep: false },
+  );
+  if (!write.written) {
+    // a stray lock's reason says how to remove it; a busy one passes
+    const hint = write.notice?.includes("remove") ? undefined : "try again in a moment";
+    throw new UuldanaError("E_COOLDOWNS_LOCKED", `nothing was cleared: ${write.notice}`, { ...(hint ? { hint } : {}), exitCode: 1 });
+  }
+  const stderr = write.notice ? `warning: ${write.notice}\n` : "";
   if (entry && cleared.length === 0) return result(`${entry} was not resting.\n`, stderr);
   if (cleared.length === 0) return result("No entry was resting.\n", stderr);
   return result(`Cleared: ${cleared.join(", ")}.\n`, stderr);
+}
+
+// --- internal ---
+
+// A table that is not a file (a folder, a named pipe) cannot be listed or cleared: a clear error, exit 2.
+function usable(table: CooldownTable): CooldownTable {
+  if (table.fault !== "not-a-file") return table;
+  throw new UuldanaError("E_COOLDOWNS_UNREADABLE", table.what ?? `cannot read ${table.file}`, { ...(table.fix ? { hint: table.fix } : {}) });
+}
+
+// The entries of the priority lists (yours, the project's, and the installed providers auto_detect may add),
+// then the rows of the table.
+async function knownEntries(context: Context, table: CooldownTable): Promise<string[]> {
+  const keys = context.config.entries.map((entry) => entry.key);
+  if (context.config.autoDetect) {
+    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
+    keys.push(...[...registry.providers.keys()].sort());
+  }
+  keys.push(...table.entries.keys());
+  return [...new Set(keys)];
 }

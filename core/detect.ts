@@ -1,9 +1,10 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 
 import { stripEscapes } from "./ansi.js";
+import { readRegularFile } from "./files.js";
 import type { Env } from "./paths.js";
 import type { Manifest } from "./types.js";
 
@@ -206,7 +207,8 @@ class PathLookup {
 
 async function readCache(file: string): Promise<Record<string, CachedProbe>> {
   try {
-    const data = JSON.parse(await readFile(file, "utf8")) as { version?: number; probes?: Record<string, CachedProbe> };
+    // a cache that is not a file (a named pipe would wait forever) or not valid is only a cache: probe again
+    const data = JSON.parse(await readRegularFile(file)) as { version?: number; probes?: Record<string, CachedProbe> };
     return data.version === 1 && data.probes ? data.probes : {};
   } catch {
     return {};

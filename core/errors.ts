@@ -4,6 +4,7 @@ import { escapeControls } from "./safe-text.js";
 export type ErrorCode =
   | "E_USAGE"
   | "E_JSON_SYNTAX"
+  | "E_JSON_DUPLICATE_KEY"
   | "E_CONFIG_INVALID"
   | "E_CONFIG_DUPLICATE_ENTRY"
   | "E_CONFIG_UNREADABLE"
@@ -11,7 +12,9 @@ export type ErrorCode =
   | "E_MANIFEST_UNREADABLE"
   | "E_PTY_UNAVAILABLE"
   | "E_NO_ELIGIBLE_ENTRY"
-  | "E_AGENT_START";
+  | "E_AGENT_START"
+  | "E_COOLDOWNS_UNREADABLE"
+  | "E_COOLDOWNS_LOCKED";
 
 export interface ErrorOptions {
   hint?: string;

@@ -1,7 +1,8 @@
-import { access, readFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 import { UuldanaError } from "./errors.js";
+import { FileProblem, readRegularFile } from "./files.js";
 import { parseJson } from "./json.js";
 import { keyNames, parseKeyStep } from "./keys.js";
 import { compilePhrase } from "./phrases.js";
@@ -12,11 +13,11 @@ import type { Manifest, ManifestRecord, ManifestSource } from "./types.js";
 export async function loadManifestFile(file: string, source: ManifestSource): Promise<ManifestRecord> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readRegularFile(file);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    const failure = new UuldanaError("E_MANIFEST_UNREADABLE", `cannot read manifest ${file} (${reason})`, {
-      hint: "check that the file exists and is readable",
+    if (!(error instanceof FileProblem)) throw error;
+    const failure = new UuldanaError("E_MANIFEST_UNREADABLE", `cannot read manifest ${file}: it ${error.reason}`, {
+      hint: error.missing ? "check that the file exists and is readable" : `a manifest is a .json file: ${error.fix}`,
       exitCode: 1,
     });
     return { file, source, error: failure };

@@ -1,8 +1,9 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 
 import { UuldanaError } from "./errors.js";
+import { FileProblem, readRegularFile } from "./files.js";
 import { parseJson } from "./json.js";
 import { expandHome, packageRoot, type Env } from "./paths.js";
 
@@ -25,11 +26,13 @@ export async function resolvePack(spec: string, configDir: string, env: Env = pr
   const packageFile = join(folder, "package.json");
   let declared: unknown;
   try {
-    declared = (parseJson(await readFile(packageFile, "utf8"), packageFile) as { uuldana?: { manifests?: unknown } })
-      .uuldana?.manifests;
+    const text = await readRegularFile(packageFile);
+    declared = (parseJson(text, packageFile, "E_JSON_SYNTAX", "uuldana") as { uuldana?: { manifests?: unknown } } | null)?.uuldana?.manifests;
   } catch (error) {
     if (error instanceof UuldanaError) throw error;
-    throw new UuldanaError("E_MANIFEST_UNREADABLE", `provider pack "${spec}" has no readable package.json in ${folder}`, {
+    if (!(error instanceof FileProblem)) throw error;
+    const why = error.missing ? `has no readable package.json in ${folder}` : `cannot be read: ${packageFile} ${error.reason}`;
+    throw new UuldanaError("E_MANIFEST_UNREADABLE", `provider pack "${spec}" ${why}`, {
       hint: "a pack is an npm package whose package.json has \"uuldana\": {\"manifests\": [...]}",
       exitCode: 1,
     });
@@ -54,7 +57,15 @@ export async function listManifestFiles(path: string): Promise<string[]> {
     return [];
   }
   if (!info.isDirectory()) return [path];
-  const names = await readdir(path);
+  let names: string[];
+  try {
+    names = await readdir(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new UuldanaError("E_MANIFEST_UNREADABLE", `cannot list the manifests in ${path} (${code})`, {
+      hint: "check the folder's permissions: uuldana must be able to list it",
+    });
+  }
   return names
     .filter((name) => name.endsWith(".json"))
     .sort()

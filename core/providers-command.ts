@@ -85,13 +85,16 @@ export async function listProviders(context: Context, options: ListOptions = {})
   return result(`${table}\n${summary}\n`, stderr);
 }
 
-// Checks manifest files (or folders of them) for authors; exit 1 when any is invalid.
+// Checks manifest files (or folders of them) for authors; exit 1 when any is invalid, 2 when a folder holds none.
 export async function validateManifests(paths: readonly string[], cwd: string): Promise<CommandResult> {
   const files: string[] = [];
+  const empty: string[] = [];
   for (const path of paths) {
     const absolute = resolve(cwd, path);
     const isFolder = await stat(absolute).then((info) => info.isDirectory(), () => false);
-    files.push(...(isFolder ? await listManifestFiles(absolute) : [absolute]));
+    const found = isFolder ? await listManifestFiles(absolute) : [absolute];
+    if (found.length === 0) empty.push(absolute);
+    files.push(...found);
   }
   let stdout = "";
   let stderr = "";
@@ -104,7 +107,10 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
       stderr += formatError(record.error!);
     }
   }
-  if (files.length === 0) return result("", "uuldana: no manifest files found\n", 1);
+  for (const folder of empty) {
+    stderr += `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`;
+  }
+  if (empty.length > 0) return result(stdout, stderr, 2);
   return result(stdout, stderr, invalid > 0 ? 1 : 0);
 }
 

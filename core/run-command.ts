@@ -260,6 +260,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   let limit: LimitEvent | undefined;
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
+  let cooldownNotice: string | undefined;
   let run: Run;
   try {
     run = startRun({
@@ -297,9 +298,13 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
           limit = event;
           const until = restUntil(event, context.config.cooldownMinutes);
           options.journal.write("limit", { entry: chosen.entry.key, source: "inferred", text: event.text, score: event.verdict.score, kind: event.verdict.kind, reset_at: event.verdict.reset_at, after: event.after });
+          // waits at most a second for another writer; a rest not written then is kept and written later
           cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
             entries.set(chosen.entry.key, { until, since: new Date(), source: "inferred", kind: event.verdict.kind, text: options.redact(event.text) });
-          }).then(() => options.journal.write("cooldown", { entry: chosen.entry.key, until: until.toISOString() }));
+          }).then((write) => {
+            options.journal.write("cooldown", { entry: chosen.entry.key, until: until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+            if (write.notice) cooldownNotice = `uuldana: ${write.written ? "" : `${chosen.entry.key}'s rest until ${formatInstant(until)} is not in the cooldown table yet: `}${write.notice}`;
+          });
           if (options.failover) stopping = run.stop();
           else notices.push(`uuldana: ${chosen.entry.key} said its usage allowance is gone (${limitName(event)}; rests until ${formatInstant(until)}); ${options.why} so it keeps running`);
         }
@@ -358,6 +363,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     process.off("uncaughtException", onCrash);
     restoreTerminal();
   }
+  if (cooldownNotice) options.say(cooldownNotice);
   options.journal.save(conversationFile, ended.conversation + "\n");
   options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });

@@ -43,9 +43,9 @@ describe("the cooldown table", () => {
 
   it("keeps an unreadable table aside, reports it, and goes on", async () => {
     sandbox.write("data/cooldowns.json", "{ torn");
-    const problem = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("2999-01-01T00:00:00Z")), new Date("2026-11-30T12:00:00Z"));
+    const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("2999-01-01T00:00:00Z")), new Date("2026-11-30T12:00:00Z"));
     const aside = join(sandbox.data, "cooldowns.json.bad-2026-11-30T12-00-00-000Z");
-    expect(problem).toBe(`${join(sandbox.data, "cooldowns.json")} is not valid JSON; no entry is treated as resting; it was kept as ${aside}`);
+    expect(write).toEqual({ written: true, notice: `${join(sandbox.data, "cooldowns.json")} is not valid JSON; no entry is treated as resting; it was kept as ${aside}` });
     expect(readFileSync(aside, "utf8")).toBe("{ torn");
     expect([...(await readCooldowns(sandbox.data)).entries.keys()]).toEqual(["codex"]);
   });

@@ -125,8 +125,12 @@ describe("providers validate", () => {
     expect(run.code).toBe(1);
   });
 
-  it("exits 1 when a path holds no manifest", async () => {
+  it("exits 2 naming a folder that holds no manifest", async () => {
     const run = await sandbox.run(["providers", "validate", sandbox.path]);
-    expect(run).toEqual({ code: 1, stdout: "", stderr: "uuldana: no manifest files found\n" });
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: no manifest files found in ${sandbox.path}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`,
+    });
   });
 });

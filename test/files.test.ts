@@ -1,0 +1,263 @@
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { changeOrder } from "../core/agent-order.js";
+import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
+import { installAgents } from "./agents.js";
+import { bin, makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
+
+let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
+beforeEach(() => {
+  sandbox = makeSandbox();
+});
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
+
+const fifo = (file: string): string => {
+  mkdirSync(join(file, ".."), { recursive: true });
+  expect(spawnSync("mkfifo", [file]).status).toBe(0);
+  return file;
+};
+
+// Runs the CLI and fails if it takes longer than a few seconds: a named pipe must never hold it.
+async function runQuickly(args: string[], options: { cwd?: string } = {}): Promise<Run> {
+  const started = Date.now();
+  const run = await sandbox.run(args, options);
+  expect(Date.now() - started).toBeLessThan(8000);
+  return run;
+}
+
+const row = (until: string) => ({ until: new Date(until), since: new Date("2026-11-30T12:00:00Z"), source: "inferred" as const, kind: "weekly", text: "limit" });
+
+describe("config.json that is not a file", () => {
+  const configFile = (): string => join(sandbox.config, "config.json");
+  const fix = "hint: config.json must be a JSON file: replace it with a regular file, or remove it (without it uuldana uses its defaults)";
+  const linkFix = "hint: config.json must be a JSON file: point the link at an existing file, or remove it (without it uuldana uses its defaults)";
+
+  it.each([
+    ["a named pipe", () => fifo(configFile()), () => "is a named pipe (FIFO), not a file", fix],
+    ["a folder", () => mkdirSync(configFile()), () => "is a folder, not a file", fix],
+    ["a symbolic link loop", () => symlinkSync(configFile(), configFile()), () => "is a symbolic link that loops (ELOOP)", linkFix],
+    ["a link to nothing", () => symlinkSync(join(sandbox.dir, "nowhere.json"), configFile()), () => `is a symbolic link to ${join(sandbox.dir, "nowhere.json")}, which does not exist`, linkFix],
+  ])("as %s: exit 2, the file, what it is and the fix", async (_, make, what, hint) => {
+    make();
+    expect(await runQuickly(["providers", "list"])).toEqual({ code: 2, stdout: "", stderr: `uuldana: cannot read config ${configFile()}: it ${what()}\n${hint}\n` });
+  });
+
+  it("given with --config as a named pipe: exit 2, no hang", async () => {
+    const file = fifo(join(sandbox.dir, "other.json"));
+    expect(await runQuickly(["--config", file, "cooldowns"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: cannot read config ${file}: it is a named pipe (FIFO), not a file\nhint: give --config a JSON file; replace it with a regular file, or remove it\n`,
+    });
+  });
+});
+
+describe("manifests that are not files", () => {
+  it("a drop-in manifest that is a named pipe is reported, and the others still load", async () => {
+    const file = fifo(join(sandbox.config, "providers", "x.json"));
+    sandbox.write("config/providers/alpha.json", standInManifest("alpha"));
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const run = await runQuickly(["providers", "list"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.split("\n")[1]).toMatch(/^1  alpha /);
+    expect(run.stderr).toBe(`uuldana: cannot read manifest ${file}: it is a named pipe (FIFO), not a file\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`);
+    expect(await runQuickly(["providers", "validate", file])).toEqual({ code: 1, stdout: "", stderr: run.stderr });
+  });
+
+  it("providers validate names a folder called x.json that holds no manifest, and a folder inside one", async () => {
+    const folder = join(sandbox.dir, "x.json");
+    mkdirSync(folder);
+    expect(await runQuickly(["providers", "validate", folder])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`,
+    });
+    mkdirSync(join(folder, "y.json"));
+    expect(await runQuickly(["providers", "validate", folder])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `uuldana: cannot read manifest ${join(folder, "y.json")}: it is a folder, not a file\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`,
+    });
+  });
+
+  it("a pack whose package.json is a named pipe is reported by name", async () => {
+    mkdirSync(join(sandbox.dir, "pack"));
+    const file = fifo(join(sandbox.dir, "pack", "package.json"));
+    sandbox.write("config/config.json", { auto_detect: false, packs: ["../pack"] });
+    const run = await runQuickly(["providers", "list"]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(`uuldana: provider pack "../pack" cannot be read: ${file} is a named pipe (FIFO), not a file\nhint: a pack is an npm package whose package.json has "uuldana": {"manifests": [...]}\n`);
+  });
+
+  it("a probe cache that is a named pipe is only a cache: listing works", async () => {
+    fifo(join(sandbox.cache, "probes.json"));
+    const run = await runQuickly(["providers", "list", "--json"]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+});
+
+describe("a project config that is not a file", () => {
+  it.each([".uuldanarc.json", "package.json"])("%s as a named pipe: exit 2 naming it, no hang", async (name) => {
+    const file = fifo(join(sandbox.project, name));
+    expect(await runQuickly(["providers", "list"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: cannot read project config ${file}: it is a named pipe (FIFO), not a file\nhint: a project config must be a JSON file: replace it with a regular file, or remove it\n`,
+    });
+  });
+
+  it("refuses $import, which would make uuldana read other files", async () => {
+    const file = sandbox.write("project/.uuldanarc.json", { $import: "/dev/zero", ceiling: "read-only" });
+    expect(await runQuickly(["providers", "list"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: invalid project config ${file}: "$import" is not supported\nhint: a project config is read on its own; put the settings in this file\n`,
+    });
+  });
+});
+
+describe("cooldowns.json that is not a file", () => {
+  const table = (): string => join(sandbox.data, "cooldowns.json");
+  const hint = (): string => `remove it (rm -r ${table()}); uuldana writes a new table at the next rest`;
+
+  it.each([
+    ["a named pipe", () => fifo(table()), "is a named pipe (FIFO), not a file"],
+    ["a folder", () => mkdirSync(table()), "is a folder, not a file"],
+  ])("as %s: cooldowns and cooldowns clear exit 2, providers list warns, a write leaves no temporary file", async (_, make, what) => {
+    make();
+    const error = { code: 2, stdout: "", stderr: `uuldana: the cooldown table ${table()} ${what}\nhint: ${hint()}\n` };
+    expect(await runQuickly(["cooldowns"])).toEqual(error);
+    expect(await runQuickly(["cooldowns", "clear"])).toEqual(error);
+    const list = await runQuickly(["providers", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toBe(`warning: the cooldown table ${table()} ${what}; no entry is treated as resting, and no rest can be written until it is fixed: ${hint()}\n`);
+    const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("2999-01-01T00:00:00Z")));
+    expect(write).toEqual({ written: false, notice: `the cooldown table ${table()} ${what}; it cannot be written: ${hint()}` });
+    expect(readdirSync(sandbox.data)).toEqual(["cooldowns.json"]);
+  });
+
+  it("as a named pipe never blocks a run: the warning is said and the agent starts", async () => {
+    installAgents(sandbox, ["line"]);
+    fifo(table());
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: sandbox.env, cols: 300 });
+    terminals.push(terminal);
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen[0]).toBe(`warning: the cooldown table ${table()} is a named pipe (FIFO), not a file; no entry is treated as resting, and no rest can be written until it is fixed: ${hint()}`);
+    expect(screen[1]).toMatch(/^uuldana: starting line \(Stand-in line 1\.0\.0\) at ask/);
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+  });
+});
+
+describe("/agent on a config.json that is a link or not a file", () => {
+  it("changes the file a link points at, and leaves the link a link", () => {
+    const real = join(sandbox.dir, "dotfiles", "uuldana.json");
+    mkdirSync(join(real, ".."));
+    writeFileSync(real, JSON.stringify({ providers: ["codex", "claude-code"], ceiling: "ask" }));
+    const link = join(sandbox.config, "config.json");
+    symlinkSync(real, link);
+    expect(changeOrder(link, "first", "claude-code")).toBe("providers: claude-code, codex");
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, "utf8"))).toEqual({ providers: ["claude-code", "codex"], ceiling: "ask" });
+    expect(readdirSync(join(real, ".."))).toEqual(["uuldana.json"]);
+  });
+
+  it("says what is wrong with a named pipe, at once", () => {
+    const file = fifo(join(sandbox.config, "config.json"));
+    expect(changeOrder(file, "add", "codex")).toBe(`cannot change ${file}: it is a named pipe (FIFO), not a file`);
+  });
+});
+
+describe("cooldowns clear with an entry uuldana does not know", () => {
+  it("exits 2 naming the known entries: your list, installed providers auto-detect may add, and resting rows", async () => {
+    await updateCooldowns(sandbox.data, (entries) => void entries.set("codex@o3", row("2999-01-01T00:00:00Z")));
+    sandbox.write("config/config.json", { providers: ["claude-code", { id: "codex", name: "codex-work" }] });
+    expect(await runQuickly(["cooldowns", "clear", "nosuch"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key\n  entries: claude-code, codex-work, aider, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+    });
+    sandbox.write("config/config.json", { providers: ["claude-code"], auto_detect: false });
+    expect((await runQuickly(["cooldowns", "clear", "codex"])).stderr).toBe(
+      'uuldana: cooldowns clear codex: no entry has this key\n  entries: claude-code, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+    );
+    expect(await runQuickly(["cooldowns", "clear", "claude-code"])).toEqual({ code: 0, stdout: "claude-code was not resting.\n", stderr: "" });
+    expect(await runQuickly(["cooldowns", "clear", "codex@o3"])).toEqual({ code: 0, stdout: "Cleared: codex@o3.\n", stderr: "" });
+  });
+});
+
+describe("a key given twice", () => {
+  const why = "JSON keeps only the last, so uuldana does not guess which you meant";
+
+  it("in config.json: exit 2 with both places", async () => {
+    const file = sandbox.write("config/config.json", '{\n  "ceiling": "ask",\n  "failover": true,\n  "ceiling": "full-access"\n}\n');
+    expect(await runQuickly(["providers", "list"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: ${file}:4:3: duplicate key "ceiling"\n  at /ceiling: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
+    });
+  });
+
+  it("deep inside config.json, written the same way twice", async () => {
+    const file = sandbox.write("config/config.json", '{"providers": [{"id": "codex", "env": {"CODEX_HOME": "~/a", "CODEX_\\u0048OME": "~/b"}}]}');
+    expect((await runQuickly(["providers", "list"])).stderr).toBe(
+      `uuldana: ${file}:1:61: duplicate key "CODEX_HOME"\n  at /providers/0/env/CODEX_HOME: given at 1:40 and again at 1:61; ${why}\nhint: keep one of the two "CODEX_HOME" keys and remove the other\n`,
+    );
+  });
+
+  it("in a project config, and in a project package.json only under its uuldana key", async () => {
+    const rc = sandbox.write("project/.uuldanarc.json", '{"ceiling": "read-only", "ceiling": "ask"}');
+    expect((await runQuickly(["providers", "list"])).stderr).toBe(
+      `uuldana: ${rc}:1:26: duplicate key "ceiling"\n  at /ceiling: given at 1:2 and again at 1:26; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
+    );
+    const folder = join(sandbox.project, "app");
+    mkdirSync(folder);
+    const pkg = join(folder, "package.json");
+    writeFileSync(pkg, '{"name": "a", "name": "b", "uuldana": {"failover": false}}');
+    expect((await runQuickly(["providers", "list"], { cwd: folder })).code).toBe(0);
+    writeFileSync(pkg, '{"name": "a", "uuldana": {"failover": false, "failover": true}}');
+    expect((await runQuickly(["providers", "list"], { cwd: folder })).stderr).toBe(
+      `uuldana: ${pkg}:1:46: duplicate key "failover"\n  at /uuldana/failover: given at 1:27 and again at 1:46; ${why}\nhint: keep one of the two "failover" keys and remove the other\n`,
+    );
+  });
+
+  it("in a manifest, and in a pack's package.json under uuldana", async () => {
+    const manifest = join(sandbox.dir, "dup.json");
+    writeFileSync(manifest, JSON.stringify(standInManifest("dup"), null, 2).replace('"name": "Stand-in dup",', '"name": "Stand-in dup",\n  "id": "other",'));
+    expect(await runQuickly(["providers", "validate", manifest])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `uuldana: ${manifest}:4:3: duplicate key "id"\n  at /id: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "id" keys and remove the other\n`,
+    });
+    sandbox.write("pack/package.json", '{"name": "p", "uuldana": {"manifests": ["a"], "manifests": ["b"]}}');
+    sandbox.write("config/config.json", { auto_detect: false, packs: ["../pack"] });
+    expect((await runQuickly(["providers", "list"])).stderr).toBe(
+      `uuldana: ${join(sandbox.dir, "pack", "package.json")}:1:47: duplicate key "manifests"\n  at /uuldana/manifests: given at 1:27 and again at 1:47; ${why}\nhint: keep one of the two "manifests" keys and remove the other\n`,
+    );
+  });
+
+  it("in cooldowns.json (uuldana's own file): a warning with both places, the longer rest used, one row after the next write", async () => {
+    const file = sandbox.write(
+      "data/cooldowns.json",
+      '{"version": 1, "entries": {\n  "codex": {"until": "2999-01-01T00:00:00.000Z", "source": "inferred"},\n  "codex": {"until": "2998-01-01T00:00:00.000Z", "source": "manual"}\n}}\n',
+    );
+    const warning = `${file}: the entry "codex" has two rows, at 2:3 and 3:3; the longer rest is used`;
+    const list = await runQuickly(["cooldowns", "--json"]);
+    expect(list.stderr).toBe(`warning: ${warning}, and the next write keeps one\n`);
+    expect(JSON.parse(list.stdout)).toEqual([{ entry: "codex", until: "2999-01-01T00:00:00.000Z", since: null, source: "inferred", kind: null, text: null }]);
+    const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("gemini", row("2999-01-01T00:00:00Z")));
+    expect(write).toEqual({ written: true, notice: `${warning}; the table now has one` });
+    expect((await readCooldowns(sandbox.data)).problem).toBeUndefined();
+    expect(Object.keys(JSON.parse(readFileSync(file, "utf8")).entries)).toEqual(["codex", "gemini"]);
+  });
+});
