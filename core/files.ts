@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, statSync, type Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 
 // Why a file uuldana expected could not be read: missing (nothing at the path, not even a link) or not a file.
 export class FileProblem extends Error {
@@ -79,6 +80,19 @@ export function describeKind(info: Stats): string {
   return "a file";
 }
 
+// The file that stands where a folder on a path should be (the cause of ENOTDIR), or undefined when there is none.
+export function fileOnPath(path: string): string | undefined {
+  let blocking: string | undefined;
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      if (!statSync(dir).isDirectory()) blocking = dir;
+    } catch {
+      // not there: nothing blocks at this level
+    }
+  }
+  return blocking;
+}
+
 // --- internal ---
 
 function notAFile(file: string, info: Stats): FileProblem {
@@ -130,8 +144,12 @@ function explainCode(file: string, code: string | undefined, error: unknown): Fi
     case "EACCES":
     case "EPERM":
       return new FileProblem(file, "cannot be read (permission denied)", "check the file's permissions: uuldana must be able to read it");
-    case "ENOTDIR":
-      return new FileProblem(file, "cannot be reached: a folder on its path is a file", "check the folders on the path");
+    case "ENOTDIR": {
+      const blocking = fileOnPath(file);
+      return blocking
+        ? new FileProblem(file, `cannot be reached: ${blocking} on its path is a file, not a folder`, `move ${blocking} away, or point uuldana at another folder`)
+        : new FileProblem(file, "cannot be reached: a folder on its path is a file", "check the folders on the path");
+    }
     default:
       return new FileProblem(file, `cannot be read (${code ?? String(error)})`, "check the file and the folder that holds it");
   }

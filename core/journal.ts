@@ -2,6 +2,7 @@ import { appendFileSync, closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, 
 import { join } from "node:path";
 
 import { UuldanaError } from "./errors.js";
+import { fileOnPath } from "./files.js";
 import { Redactor } from "./redaction.js";
 
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
@@ -126,7 +127,10 @@ export function checkSessionsFolder(dataDir: string): boolean {
   try {
     info = statSync(folder);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw notAFolder(folder, `cannot be read (${(error as NodeJS.ErrnoException).code})`, "check the folder's permissions");
+    const code = (error as NodeJS.ErrnoException).code;
+    const blocking = code === "ENOTDIR" ? fileOnPath(folder) : undefined;
+    if (blocking) throw notAFolder(folder, `cannot be made: ${blocking} is a file, not a folder`, `move it away (mv "${blocking}" "${blocking}.old"), or set UULDANA_DATA_DIR to a folder`);
+    if (code !== "ENOENT") throw notAFolder(folder, `cannot be read (${code})`, "check the folder's permissions");
     if (!isSymlink(folder)) return false;
     throw notAFolder(folder, `is a symlink to ${readlinkSync(folder)}, which does not exist`, `remove the symlink (rm "${folder}") or make the folder it names; uuldana keeps its sessions there`);
   }

@@ -261,3 +261,28 @@ describe("a key given twice", () => {
     expect(Object.keys(JSON.parse(readFileSync(file, "utf8")).entries)).toEqual(["codex", "gemini"]);
   });
 });
+
+describe("uuldana's folders that are files", () => {
+  it.each([
+    [["run"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
+    [["sessions"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
+    [["cooldowns", "clear"], "uuldana: the cooldown table <data>/cooldowns.json cannot be reached: <data> on its path is a file, not a folder\nhint: move <data> away, or point uuldana at another folder\n"],
+  ])("the data folder as a file: %j names it and the fix, exit 2", async (args, stderr) => {
+    installAgents(sandbox);
+    const data = join(sandbox.dir, "data-file");
+    writeFileSync(data, "not a folder\n");
+    const run = await sandbox.run(args, { env: { UULDANA_DATA_DIR: data } });
+    expect(run).toEqual({ code: 2, stdout: "", stderr: stderr.replaceAll("<data>", data) });
+  });
+
+  it("the config folder as a file: names it and the fix, exit 2", async () => {
+    const config = join(sandbox.dir, "config-file");
+    writeFileSync(config, "not a folder\n");
+    const run = await sandbox.run(["providers", "list"], { env: { UULDANA_CONFIG_DIR: config } });
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: cannot read config ${config}/config.json: it cannot be reached: ${config} on its path is a file, not a folder\nhint: move ${config} away, or point uuldana at another folder\n`,
+    });
+  });
+});
