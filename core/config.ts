@@ -169,13 +169,21 @@ function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[
 
 // A project may reorder or restrict, never widen; whatever it may not set is reported and ignored.
 function applyProject(config: Config, data: unknown, file: string): void {
-  assertValid(data, file);
-  const project = data as RawConfig & Record<string, unknown>;
-  config.projectFile = file;
   const note = (text: string): void => void config.notes.push(`${file}: ${text}`);
-  for (const key of Object.keys(project)) {
-    if (!PROJECT_KEYS.has(key)) note(`"${key}" can only be set in your own config.json; ignored`);
+  // what a project may not set is reported and ignored before anything is checked, so a key added later (or one a
+  // cloned repository made up) never stops uuldana; what it may set is checked as strictly as the user's own
+  const isObject = typeof data === "object" && data !== null && !Array.isArray(data);
+  const allowed = isObject ? Object.fromEntries(Object.entries(data).filter(([key]) => PROJECT_KEYS.has(key))) : data;
+  if (isObject) {
+    for (const key of Object.keys(data)) {
+      if (PROJECT_KEYS.has(key)) continue;
+      // a key of config.json has a description in its schema; a project naming one it may not set is told so
+      note(describePointer("config", `/${key}`) !== undefined ? `"${key}" can only be set in your own config.json; ignored` : `"${key}" is not a setting uuldana knows; ignored`);
+    }
   }
+  assertValid(allowed, file);
+  const project = allowed as RawConfig & Record<string, unknown>;
+  config.projectFile = file;
   if (project.ceiling !== undefined) {
     if (levelRank(project.ceiling) > levelRank(config.ceiling)) {
       note(`"ceiling": "${project.ceiling}" is above your ceiling "${config.ceiling}"; ignored`);
