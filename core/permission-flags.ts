@@ -28,8 +28,10 @@ export function strayPermissionFlag(args: readonly string[], manifest: Manifest,
       if (arg.includes("=") || (own[i + 1] !== undefined && !own[i + 1]!.startsWith("-"))) withValue.add(name);
     });
   }
-  const own = occurrences(manifest.levels?.[level]?.args ?? [], flags, withValue);
-  const stray = occurrences(args, flags, withValue).find(
+  const settings = manifest.permission_settings;
+  const read = (list: readonly string[]): Occurrence[] => [...occurrences(list, flags, withValue), ...(settings ? settingOccurrences(list, settings) : [])];
+  const own = read(manifest.levels?.[level]?.args ?? []);
+  const stray = read(args).find(
     (found) => found.grouped || !own.some((mine) => mine.flag === found.flag && mine.value === found.value),
   );
   return stray?.text;
@@ -73,6 +75,30 @@ function occurrences(args: readonly string[], flags: ReadonlySet<string>, withVa
       found.push({ ...hit, value: args[i + 1], text: `${arg} ${args[i + 1]}` });
       i++;
     } else found.push({ ...hit, text: arg });
+  }
+  return found;
+}
+
+// "-c sandbox_mode=danger-full-access", "--config=approval_policy=never": a setting flag whose value sets one of the
+// keys that change what the CLI may do (a dotted key counts by its first part), in every spelling of the flag.
+function settingOccurrences(args: readonly string[], settings: { flags: string[]; keys: string[] }): Occurrence[] {
+  const found: Occurrence[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    for (const flag of settings.flags) {
+      let value: string | undefined;
+      let text = arg;
+      if (arg === flag && i + 1 < args.length) {
+        value = args[i + 1]!;
+        text = `${arg} ${value}`;
+      } else if (arg.startsWith(`${flag}=`)) value = arg.slice(flag.length + 1);
+      else if (!flag.startsWith("--") && arg.startsWith(flag) && arg.length > flag.length) value = arg.slice(flag.length);
+      if (value === undefined) continue;
+      const key = value.replace(/^["'\s]+/, "").split(/[\s.=]/)[0]!;
+      if (settings.keys.includes(key)) found.push({ flag: `${flag} ${key}`, value, grouped: false, text });
+      if (text !== arg) i++;
+      break;
+    }
   }
   return found;
 }

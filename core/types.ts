@@ -20,6 +20,8 @@ export interface Manifest {
   levels?: Partial<Record<Level, LevelFlags>>;
   // flags that change what the CLI may do; an entry's args or the arguments after -- may carry only the level's own
   permission_flags?: string[];
+  // flags that set one configuration value (key=value), and the keys among those values that change what it may do
+  permission_settings?: { flags: string[]; keys: string[] };
   exit?: { keys?: string[]; wait_seconds?: number; signals?: string[]; signal_wait_seconds?: number };
   limit_phrases?: string[];
   account_env?: Record<string, string>;
