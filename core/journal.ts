@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 import { UuldanaError } from "./errors.js";
@@ -18,8 +18,9 @@ export class Journal {
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     this.file = join(this.folder, "journal.jsonl");
     this.fd = openSync(this.file, "a+", 0o600);
-    // a resumed journal whose last line a crash tore: the next event starts on a line of its own
-    if (endsTorn(this.fd)) appendFileSync(this.fd, "\n");
+    // a journal whose last line a crash tore (kill -9 mid-write) loses that part-line, which nothing can read, so
+    // the next event starts a line of its own and every line before it parses
+    dropTornLine(this.fd);
   }
 
   write(type: string, fields: Record<string, unknown> = {}): void {
@@ -43,12 +44,15 @@ export class Journal {
   }
 }
 
-function endsTorn(fd: number): boolean {
+function dropTornLine(fd: number): void {
   const size = fstatSync(fd).size;
-  if (size === 0) return false;
-  const last = Buffer.alloc(1);
-  readSync(fd, last, 0, 1, size - 1);
-  return last[0] !== 0x0a;
+  if (size === 0) return;
+  // a line is far shorter than this; the tail read is enough to find where the torn one began
+  const tail = Buffer.alloc(Math.min(size, 1 << 20));
+  readSync(fd, tail, 0, tail.length, size - tail.length);
+  if (tail[tail.length - 1] === 0x0a) return;
+  const lastBreak = tail.lastIndexOf(0x0a);
+  ftruncateSync(fd, lastBreak === -1 ? size - tail.length : size - tail.length + lastBreak + 1);
 }
 
 export interface JournalEvent {
@@ -104,16 +108,11 @@ export function inspectJournal(file: string): JournalReading {
   const last = text.endsWith("\n") ? -1 : lines.length - 1;
   const events: JournalEvent[] = [];
   let damage: string | undefined;
-  // a resume after that crash starts on a new line: the torn line is then followed by the resume
-  const resumedAfter = (index: number): boolean => {
-    const next = eventProblem(lines[index + 1] ?? "");
-    return typeof next !== "string" && next.type === "session-resume";
-  };
   lines.forEach((line, index) => {
     if (!line.trim()) return;
     const problem = eventProblem(line);
     if (typeof problem !== "string") events.push(problem);
-    else if (!((index === last || resumedAfter(index)) && events.length > 0)) damage ??= `line ${index + 1} ${problem}`;
+    else if (!(index === last && events.length > 0)) damage ??= `line ${index + 1} ${problem}`;
   });
   if (!damage && !events.some((event) => event.type === "session-start" || event.type === "session-resume")) damage = "it has no session-start event";
   return { events, damage };

@@ -166,10 +166,13 @@ describe("which agent a session left running", () => {
     }
     expect(isAlive(pid)).toBe(true);
 
-    journal("0zz0000ab3", start + runStart(pid, processStarted(pid)));
+    // its uuldana was killed while writing: the journal's last line is torn
+    journal("0zz0000ab3", start + runStart(pid, processStarted(pid)) + '{"at":"2026-11-30T12:00:09.000Z","type":"us');
     expect(JSON.parse((await sandbox.run(["sessions", "--json"])).stdout)[0]).toMatchObject({ id: "0zz0000ab3", state: "orphaned", agent_pid: pid });
     expect(await sandbox.run(["sessions", "stop", "0zz0000ab3"])).toEqual({ code: 0, stdout: `stopped codex (pid ${pid}), left running by session 0zz0000ab3 when its uuldana was gone, with SIGHUP\n`, stderr: "" });
     await waitFor(() => !isAlive(pid), "the stand-in to end");
+    // the torn part-line is gone and the stop's events stand on lines of their own: the session reads whole
+    expect(JSON.parse((await sandbox.run(["sessions", "--json"])).stdout)[0]).toMatchObject({ id: "0zz0000ab3", state: "ended" });
   });
 
   it("is not stopped while its uuldana runs: sessions stop says where to stop it", async () => {
@@ -212,7 +215,9 @@ describe("uuldana run killed with SIGKILL in its first second", () => {
     expect(listed.code).toBe(0);
     // a kill before the journal was opened leaves no session at all, after it the session's start is there
     expect(sessions.length).toBeLessThanOrEqual(trials);
-    expect(states.every((state) => state === "interrupted" || state === "damaged: journal.jsonl is empty" || state === "damaged: there is no journal.jsonl")).toBe(true);
+    // uuldana starts in well under a second: most kills find its session begun
+    expect(sessions.length).toBeGreaterThanOrEqual(trials / 4);
+    expect(states.every((state) => state === "interrupted" || state === "damaged: there is no journal.jsonl")).toBe(true);
   }, 120_000);
 });
 
