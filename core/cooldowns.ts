@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { FileProblem, readRegularFile } from "./files.js";
 import { findDuplicateKeys, JsonTooDeep, type DuplicateKey } from "./json.js";
 import { acquireLock, removeLeftovers } from "./lock.js";
+import { safeOutput } from "./safe-text.js";
 
 // One resting entry, as stored in cooldowns.json.
 export interface Cooldown {
@@ -129,7 +130,7 @@ async function writePendingAtExit(): Promise<void> {
     pending.delete(file);
     if (!outcome.written) {
       const what = changes.length === 1 ? "a change" : `${changes.length} changes`;
-      process.stderr.write(`uuldana: ${what} to the cooldown table could not be written before exit: ${outcome.notice}\n`);
+      process.stderr.write(safeOutput(`uuldana: ${what} to the cooldown table could not be written before exit: ${outcome.notice}\n`));
     }
   }
 }

@@ -15,9 +15,17 @@ export class Journal {
 
   constructor(dataDir: string, sessionId: string, private readonly redactor: Redactor = new Redactor()) {
     this.folder = join(dataDir, "sessions", sessionId);
-    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     this.file = join(this.folder, "journal.jsonl");
-    this.fd = openSync(this.file, "a+", 0o600);
+    try {
+      mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+      this.fd = openSync(this.file, "a+", 0o600);
+    } catch (error) {
+      // a data folder uuldana may not write (its permissions, a read-only or full disk): no session can be kept
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new UuldanaError("E_USAGE", `cannot write the session journal ${this.file} (${code})`, {
+        hint: code === "EACCES" || code === "EPERM" ? "uuldana must be able to write its data folder: check its owner and permissions" : "check the data folder and the disk that holds it",
+      });
+    }
     // a journal whose last line a crash tore (kill -9 mid-write) loses that part-line, which nothing can read, so
     // the next event starts a line of its own and every line before it parses
     dropTornLine(this.fd);

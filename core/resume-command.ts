@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 import type { Context } from "./context.js";
+import { readRegularFileSync } from "./files.js";
 import type { RunPart } from "./handoff.js";
 import { readJournal } from "./journal.js";
 import { checkNodePty } from "./pty.js";
@@ -40,7 +40,8 @@ export async function resumeCommand(context: Context, id: string | undefined): P
 // A file the session keeps beside its journal, by the name the journal gives it; undefined when it is gone.
 function readSaved(folder: string, name: string): string | undefined {
   try {
-    return readFileSync(join(folder, basename(name)), "utf8");
+    // a pipe or a folder put in its place is no saved conversation: it is never waited on
+    return readRegularFileSync(join(folder, basename(name)));
   } catch {
     return undefined;
   }

@@ -333,15 +333,13 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
     }
     throw error;
   }
-  // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs
-  options.journal.write("run-start", { ...runStart, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
   // the session told to stop (SIGTERM, SIGHUP or SIGINT to uuldana) stops the agent the graceful way, even when
   // the signal came just before this run started; a crash of uuldana cannot wait for that, so it climbs the same
   // ladder of signals in a bounded synchronous wait (about two seconds at most, then KILL) before it exits
   const stopRun = (): void => void run.stop();
   const onCrash = (error: Error): void => {
     restoreTerminal();
-    process.stderr.write(formatInternalError(error));
+    process.stderr.write(safeOutput(formatInternalError(error)));
     const step = stopGroupNow(run.agent.pid, CRASH_STEP_MS);
     try {
       options.journal.write("session-end", { exit_code: 70, reason: `uuldana crashed: ${error.message}; its agent ${step === "exited" ? "had exited" : `was stopped with ${step}`}` });
@@ -355,6 +353,9 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   process.on("uncaughtException", onCrash);
   let ended: RunResult;
   try {
+    // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
+    // Written once the crash handler stands, so a journal that cannot be written (a full disk) stops the agent too
+    options.journal.write("run-start", { ...runStart, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
     ended = await run.result;
     await stopping;
     await cooldownWritten;

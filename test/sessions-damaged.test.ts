@@ -253,6 +253,16 @@ describe("resuming a session", () => {
   });
 });
 
+describe("a session whose saved conversation is not a file", () => {
+  it("resumes without it instead of waiting on a named pipe", async () => {
+    installAgents(sandbox, ["fast"]);
+    journal("0zz00000d1", start.replace("/w", sandbox.project) + line({ type: "conversation", entry: "fast", name: "Stand-in fast", file: "conversation-1.txt" }) + line({ type: "session-end", exit_code: 4 }));
+    expect(spawnSync("mkfifo", [join(sandbox.data, "sessions", "0zz00000d1", "conversation-1.txt")]).status).toBe(0);
+    const resumed = await sandbox.run(["resume", "0zz00000d1"]);
+    expect(resumed.code).toBe(4);
+  });
+});
+
 describe("a session that ends on a usage error", () => {
   it("is ended in its journal, not left interrupted", async () => {
     installAgents(sandbox);
