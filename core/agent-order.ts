@@ -1,7 +1,8 @@
 import { realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
 
 import { UuldanaError } from "./errors.js";
-import { FileProblem, readRegularFileSync } from "./files.js";
+import { FileProblem, readRegularFileSync, removeLeftovers } from "./files.js";
 import { parseJson } from "./json.js";
 
 // /agent: edits the priority list in config.json — move an entry up, down or first, add or remove one — and
@@ -36,6 +37,8 @@ export function changeOrder(file: string, change: OrderChange, key: string): str
     if (change === "first") providers.unshift(item);
   }
   const updated = "providers" in config ? { ...config, providers } : { providers, ...config };
+  // what a uuldana killed mid-write left beside config.json goes first
+  removeLeftovers(dirname(target), basename(target));
   const temp = `${target}.${process.pid}.tmp`;
   try {
     writeFileSync(temp, JSON.stringify(updated, null, 2) + "\n", { mode: 0o600 });

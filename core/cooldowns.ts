@@ -1,9 +1,9 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
-import { FileProblem, readRegularFile } from "./files.js";
+import { FileProblem, readRegularFile, removeLeftovers } from "./files.js";
 import { findDuplicateKeys, JsonTooDeep, type DuplicateKey } from "./json.js";
-import { acquireLock, removeLeftovers } from "./lock.js";
+import { acquireLock } from "./lock.js";
 import { safeOutput } from "./safe-text.js";
 
 // One resting entry, as stored in cooldowns.json.
@@ -145,8 +145,8 @@ async function writeTable(file: string, changes: CooldownChange[], now: Date, wa
     const { lock } = attempt;
     try {
       // what writers killed mid-write left: earlier temporary files and lock folders of processes that are gone
-      await removeLeftovers(dataDir, "cooldowns.json");
-      await removeLeftovers(dataDir, "cooldowns.json.lock");
+      removeLeftovers(dataDir, "cooldowns.json");
+      removeLeftovers(dataDir, "cooldowns.json.lock");
       const table = await readTable(file);
       if (table.fault === "not-a-file") return { written: false, notice: `${table.what}; it cannot be written: ${table.fix}`, retry: false };
       let notice = table.fault === "doubled" ? `${table.what}; the table now has one` : undefined;

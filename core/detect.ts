@@ -1,10 +1,10 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
-import { delimiter, join } from "node:path";
+import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 
 import { stripEscapes } from "./ansi.js";
-import { readRegularFile } from "./files.js";
+import { readRegularFile, removeLeftovers } from "./files.js";
 import type { Env } from "./paths.js";
 import type { Manifest } from "./types.js";
 
@@ -218,9 +218,14 @@ async function readCache(file: string): Promise<Record<string, CachedProbe>> {
 async function writeCache(dir: string, file: string, probes: Record<string, CachedProbe>): Promise<void> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    removeLeftovers(dir, basename(file));
     const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, JSON.stringify({ version: 1, probes }), { mode: 0o600 });
-    await rename(temp, file);
+    try {
+      await writeFile(temp, JSON.stringify({ version: 1, probes }), { mode: 0o600 });
+      await rename(temp, file);
+    } finally {
+      await rm(temp, { force: true });
+    }
   } catch {
     // the cache only saves time; listing works without it
   }

@@ -1,6 +1,8 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, statSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, type Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+
+import { processRuns } from "./terminal.js";
 
 // Why a file uuldana expected could not be read: missing (nothing at the path, not even a link) or not a file.
 export class FileProblem extends Error {
@@ -91,6 +93,24 @@ export function fileOnPath(path: string): string | undefined {
     }
   }
   return blocking;
+}
+
+// Removes what writers that died left beside a file: "<base>.<pid>.<anything>.tmp" files and folders whose pid no
+// longer runs (every base when none is given). A live writer's temporary is never touched.
+export function removeLeftovers(folder: string, base?: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".tmp") || (base !== undefined && !name.startsWith(`${base}.`))) continue;
+    const rest = base === undefined ? name : name.slice(base.length + 1);
+    const pid = Number((base === undefined ? /\.(\d+)(?:\.[^.]*)?\.tmp$/ : /^(\d+)\./).exec(rest)?.[1] ?? 0);
+    if (pid <= 0 || pid === process.pid || processRuns(pid)) continue;
+    rmSync(join(folder, name), { recursive: true, force: true });
+  }
 }
 
 // --- internal ---

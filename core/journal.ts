@@ -2,7 +2,7 @@ import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSy
 import { join } from "node:path";
 
 import { UuldanaError } from "./errors.js";
-import { fileOnPath } from "./files.js";
+import { fileOnPath, removeLeftovers } from "./files.js";
 import { Redactor } from "./redaction.js";
 
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
@@ -29,6 +29,8 @@ export class Journal {
     // a journal whose last line a crash tore (kill -9 mid-write) loses that part-line, which nothing can read, so
     // the next event starts a line of its own and every line before it parses
     dropTornLine(this.fd);
+    // and the files a killed uuldana was replacing are left half-written beside the whole ones
+    removeLeftovers(this.folder);
   }
 
   write(type: string, fields: Record<string, unknown> = {}): void {
@@ -42,8 +44,9 @@ export class Journal {
   // Saves a file in the session folder by replacing it whole (temporary file, then rename).
   save(name: string, text: string): string {
     const file = join(this.folder, name);
-    writeFileSync(`${file}.tmp`, this.redactor.redact(text), { mode: 0o600 });
-    renameSync(`${file}.tmp`, file);
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, this.redactor.redact(text), { mode: 0o600 });
+    renameSync(temp, file);
     return file;
   }
 

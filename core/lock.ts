@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, readlinkSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
 import { describeKind, FileProblem, readRegularFile } from "./files.js";
+import { bootId, processRuns, processStarted } from "./terminal.js";
 import { sleep } from "./time.js";
 
 // Who holds a lock: enough for another process to tell whether that holder still runs.
@@ -76,31 +77,6 @@ export async function acquireLock(path: string, options: { waitMs: number }): Pr
   }
 }
 
-// Whether a process still runs: gone when no process has the pid, when it is a zombie, or when the pid now
-// belongs to a process that started at another time (Linux). Another user's process counts as running.
-export function processState(pid: number, start: string | null = null): "alive" | "gone" {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return "gone";
-  }
-  const stat = procStat(pid);
-  if (stat && (stat.state === "Z" || stat.state === "X")) return "gone";
-  if (stat && start !== null && stat.start !== start) return "gone";
-  return "alive";
-}
-
-// Removes what dead writers left in a folder: "<base>.<pid>.<anything>.tmp" files and folders whose pid is gone.
-export async function removeLeftovers(folder: string, base: string): Promise<void> {
-  const names = await readdir(folder).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith(`${base}.`) || !name.endsWith(".tmp")) continue;
-    const pid = Number(/^(\d+)\./.exec(name.slice(base.length + 1))?.[1] ?? 0);
-    if (pid <= 0 || pid === process.pid || processState(pid) === "alive") continue;
-    await rm(join(folder, name), { recursive: true, force: true }).catch(() => undefined);
-  }
-}
-
 // --- internal ---
 
 type Found =
@@ -121,9 +97,9 @@ let identity: Identity | undefined;
 function ownIdentity(): Identity {
   identity ??= {
     host: hostname(),
-    boot: readText("/proc/sys/kernel/random/boot_id"),
+    boot: process.platform === "linux" ? bootId() : null,
     pidns: readLink("/proc/self/ns/pid"),
-    start: procStat(process.pid)?.start ?? null,
+    start: processStarted(process.pid) ?? null,
   };
   return identity;
 }
@@ -217,7 +193,7 @@ function holderState(holder: Holder, me: Identity): HolderState {
     if (holder.boot !== me.boot) return holder.host === me.host ? "gone" : "foreign";
   } else if (holder.host !== me.host) return "foreign";
   if (holder.pidns && me.pidns && holder.pidns !== me.pidns) return "foreign";
-  return processState(holder.pid, holder.start);
+  return processRuns(holder.pid, holder.start) ? "alive" : "gone";
 }
 
 function describeHolder(path: string, holder: Holder, state: HolderState): string {
@@ -251,22 +227,6 @@ async function breakLock(path: string, dead: Holder): Promise<void> {
   await rm(grave, { recursive: true, force: true }).catch(() => undefined);
 }
 
-function procStat(pid: number): { state: string; start: string } | undefined {
-  if (process.platform !== "linux") return undefined;
-  const text = readText(`/proc/${pid}/stat`);
-  if (!text) return undefined;
-  // the command name may hold spaces and parentheses: the fields start after the last ")"
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return fields.length > 19 ? { state: fields[0]!, start: fields[19]! } : undefined;
-}
-
-function readText(file: string): string | null {
-  try {
-    return readFileSync(file, "utf8").trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 function readLink(file: string): string | null {
   try {

@@ -9,7 +9,7 @@ import { result, type CommandResult } from "./result.js";
 import { escapeControls } from "./safe-text.js";
 import { stopGroupNow } from "./stop.js";
 import { renderTable } from "./table.js";
-import { processStarted } from "./terminal.js";
+import { processRuns, processStarted } from "./terminal.js";
 
 type SessionState = "running" | "ended" | "interrupted" | "orphaned" | "damaged";
 
@@ -165,7 +165,7 @@ function verifiedPid(event: JournalEvent | undefined): number | undefined {
   const pid = event?.pid;
   if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0) return undefined;
   if (typeof event!.pid_start === "string") return processStarted(pid) === event!.pid_start ? pid : undefined;
-  return event!.type !== "run-start" && alive(pid) ? pid : undefined;
+  return event!.type !== "run-start" && processRuns(pid) ? pid : undefined;
 }
 
 function whyNotResumable(session: Session): { message: string; hint: string } | undefined {
@@ -225,11 +225,3 @@ function instant(value: unknown): string {
   return Number.isNaN(date.getTime()) ? String(value) : formatInstant(date);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -138,6 +138,21 @@ export function processStarted(pid: number): string | undefined {
   return !line || line.startsWith("Z") ? undefined : line.replace(/^\S+\s+/, "");
 }
 
+// Whether a process still runs: not when no process has the pid, when it is a zombie, or when the pid now belongs to
+// a process that began at another time than `started` (as processStarted gave it). Another user's process runs too.
+export function processRuns(pid: number, started: string | null = null): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+  }
+  const now = processStarted(pid);
+  // Linux always says when a process began (nothing: gone or a zombie); elsewhere ps may not, and then it runs
+  if (now === undefined) return process.platform !== "linux";
+  return started === null || now === started;
+}
+
 // True while a process of the group still runs; unlike groupAlive, zombies nobody has reaped yet do not count
 // (an agent whose uuldana is gone is reaped by whatever adopted it, if at all).
 export function groupRunning(pid: number): boolean {
@@ -168,7 +183,8 @@ function procStat(pid: number): { state: string; group: number; startTicks: stri
   return { state: fields[0] ?? "", group: Number(fields[2]), startTicks: fields[19] ?? "" };
 }
 
-function bootId(): string {
+// Which boot of the machine this is (Linux), so a time counted from boot is not taken for one of another boot.
+export function bootId(): string {
   try {
     return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
   } catch {

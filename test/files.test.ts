@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { changeOrder } from "../core/agent-order.js";
 import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
+import { Journal } from "../core/journal.js";
 import { installAgents } from "./agents.js";
 import { bin, makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
@@ -284,5 +285,26 @@ describe("uuldana's folders that are files", () => {
       stdout: "",
       stderr: `uuldana: cannot read config ${config}/config.json: it cannot be reached: ${config} on its path is a file, not a folder\nhint: move ${config} away, or point uuldana at another folder\n`,
     });
+  });
+});
+
+describe("temporary files a killed uuldana left", () => {
+  // a pid no process has, and this test's own (a writer still at work)
+  const dead = 2 ** 22 + 12345;
+  it("are removed beside config.json by the next /agent change, while a live writer's stays", () => {
+    const file = sandbox.write("config/config.json", { providers: ["codex", "gemini"] });
+    writeFileSync(`${file}.${dead}.tmp`, "{");
+    writeFileSync(`${file}.${process.ppid}.tmp`, "{");
+    expect(changeOrder(file, "first", "gemini")).toBe("providers: gemini, codex");
+    expect(readdirSync(join(sandbox.config)).sort()).toEqual(["config.json", `config.json.${process.ppid}.tmp`]);
+  });
+
+  it("are removed from a session's folder when its journal is opened again", () => {
+    const folder = join(sandbox.data, "sessions", "0zz00000t1");
+    new Journal(sandbox.data, "0zz00000t1").close();
+    writeFileSync(join(folder, `conversation-1.txt.${dead}.tmp`), "half");
+    writeFileSync(join(folder, `prompt-1.txt.${process.ppid}.tmp`), "being written");
+    new Journal(sandbox.data, "0zz00000t1").close();
+    expect(readdirSync(folder).sort()).toEqual(["journal.jsonl", `prompt-1.txt.${process.ppid}.tmp`]);
   });
 });
