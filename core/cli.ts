@@ -227,8 +227,13 @@ function report(error: unknown): number {
 }
 
 // A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left
-// to write is dropped, and the command ends as it would have.
-for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+// to write is dropped, and the command ends as it would have. Output that could not be written for any other reason
+// (a full disk) is lost output: the exit code says so.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" && error.code !== "EIO" && !process.exitCode) process.exitCode = 1;
+  });
+}
 process.on("exit", releaseLostTerminal);
 
 process.exitCode = await main(process.argv.slice(2));

@@ -197,7 +197,7 @@ function holderState(holder: Holder, me: Identity): HolderState {
 }
 
 function describeHolder(path: string, holder: Holder, state: HolderState): string {
-  const since = Number.isNaN(Date.parse(holder.since)) ? "" : ` (since ${new Date(holder.since).toISOString().slice(11, 19)} UTC)`;
+  const since = Number.isNaN(Date.parse(holder.since)) ? "" : ` (since ${new Date(holder.since).toISOString().replace("T", " ").slice(0, 19)} UTC)`;
   if (state === "foreign") {
     const where = holder.host !== ownIdentity().host ? `on host "${holder.host}"` : "in another container (pid namespace)";
     return `it is locked by process ${holder.pid} ${where}${since}, which uuldana cannot check from here; if no uuldana runs there, remove the lock (rm -r ${path})`;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
@@ -105,7 +105,7 @@ describe("the cooldown lock, with real writer processes", () => {
       expect(ra.out.split("\n").filter((line) => line && !line.startsWith(waitedForB))).toEqual([]);
       if (stopped) {
         expect(rb.out.split("\n")[0]).toMatch(
-          new RegExp(`^cannot write ${tableFile(data)} now: it is locked by process ${a.pid} \\(since \\d\\d:\\d\\d:\\d\\d UTC\\), which is still running; uuldana keeps the change and writes it as soon as it can$`),
+          new RegExp(`^cannot write ${tableFile(data)} now: it is locked by process ${a.pid} \\(since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\), which is still running; uuldana keeps the change and writes it as soon as it can$`),
         );
       }
       const table = await readCooldowns(data);
@@ -161,13 +161,17 @@ describe("the cooldown lock's holder record", () => {
   it("never takes a live holder's lock, however old; the change waits in this process and is written once the holder is gone", async () => {
     const pid = liveProcess();
     placeLock({ pid, since: "1999-01-01T00:00:00.000Z" });
+    // old by every clock a lock could be judged by: its record, its folder and its file
+    const old = new Date("1999-01-01T00:00:00Z");
+    utimesSync(join(lockDir(), "holder.json"), old, old);
+    utimesSync(lockDir(), old, old);
     const record = readFileSync(join(lockDir(), "holder.json"), "utf8");
     const started = Date.now();
     const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("limit")), new Date(), { waitMs: 300 });
     const waited = Date.now() - started;
     expect(write).toEqual({
       written: false,
-      notice: `cannot write ${tableFile()} now: it is locked by process ${pid} (since 00:00:00 UTC), which is still running; uuldana keeps the change and writes it as soon as it can`,
+      notice: `cannot write ${tableFile()} now: it is locked by process ${pid} (since 1999-01-01 00:00:00 UTC), which is still running; uuldana keeps the change and writes it as soon as it can`,
     });
     expect(waited).toBeGreaterThanOrEqual(300);
     expect(waited).toBeLessThan(2000);
@@ -186,7 +190,7 @@ describe("the cooldown lock's holder record", () => {
     const pid = liveProcess();
     placeLock({ pid });
     const stuck = await writer(sandbox.data, "stuck", 1, 0, 100).done;
-    const notice = `cannot write ${tableFile()} now: it is locked by process ${pid} (since 12:00:03 UTC), which is still running`;
+    const notice = `cannot write ${tableFile()} now: it is locked by process ${pid} (since 2026-11-30 12:00:03 UTC), which is still running`;
     expect(stuck).toEqual({
       code: 0,
       out: `${notice}; uuldana keeps the change and writes it as soon as it can\n`,
@@ -208,7 +212,7 @@ describe("the cooldown lock's holder record", () => {
     const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("codex", row("limit")), new Date(), { waitMs: 100, keep: false });
     expect(write).toEqual({
       written: false,
-      notice: `cannot write ${tableFile()} now: it is locked by process 4242 ${where} (since 12:00:03 UTC), which uuldana cannot check from here; if no uuldana runs there, remove the lock (rm -r ${lockDir()})`,
+      notice: `cannot write ${tableFile()} now: it is locked by process 4242 ${where} (since 2026-11-30 12:00:03 UTC), which uuldana cannot check from here; if no uuldana runs there, remove the lock (rm -r ${lockDir()})`,
     });
   });
 });

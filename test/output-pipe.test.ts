@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -30,5 +31,17 @@ describe("output to a pipe that closes early", () => {
     const run = await readFirstLine(["explain", "--jsonl", "--now", "2026-12-01T12:00:00Z"], input);
     expect(JSON.parse(run.first)).toMatchObject({ stop: true, reset_at: "2026-12-01T17:01:00.000Z" });
     expect(run).toMatchObject({ code: 0, stderr: "" });
+  });
+});
+
+describe("output that cannot be written", () => {
+  it("exits 1 when the disk is full: the output was lost", () => {
+    const full = openSync("/dev/full", "w");
+    try {
+      const run = spawnSync(process.execPath, [bin, "providers", "list", "--json"], { cwd: sandbox.project, env: sandbox.env, stdio: ["ignore", full, "pipe"] });
+      expect(run.status).toBe(1);
+    } finally {
+      closeSync(full);
+    }
   });
 });
