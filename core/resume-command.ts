@@ -7,7 +7,7 @@ import { readJournal } from "./journal.js";
 import { checkNodePty } from "./pty.js";
 import type { CommandResult } from "./result.js";
 import { runCommand } from "./run-command.js";
-import { escapeControls, safeOutput } from "./safe-text.js";
+import { escapeControls } from "./safe-text.js";
 import { sessionToResume } from "./sessions-command.js";
 
 // uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
@@ -16,7 +16,7 @@ export async function resumeCommand(context: Context, id: string | undefined): P
   // before the session is looked up: a broken install is reported as by run, whatever sessions there are
   checkNodePty();
   const chosen = sessionToResume(context.dirs.data, id, context.cwd);
-  if (chosen.cwd !== context.cwd) process.stderr.write(safeOutput(`uuldana: session ${chosen.id} began in ${escapeControls(chosen.cwd)}; resuming it here, in ${escapeControls(context.cwd)}\n`));
+  if (chosen.cwd !== context.cwd) process.stderr.write(`uuldana: session ${chosen.id} began in ${escapeControls(chosen.cwd)}; resuming it here, in ${escapeControls(context.cwd)}\n`);
   const folder = join(context.dirs.data, "sessions", chosen.id);
   const events = readJournal(join(folder, "journal.jsonl"));
   const parts: RunPart[] = [];

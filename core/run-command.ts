@@ -238,7 +238,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const notices: string[] = [];
-  // shown in uuldana's prompt, which prints them as they are: keys from a project's config are made safe here
+  // one line each in uuldana's prompt: a key from a project's config may not break its line
   const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
   const conversationFile = `conversation-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
