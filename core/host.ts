@@ -270,9 +270,12 @@ export function startRun(options: HostOptions): Run {
     typed = typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => exited });
   }
 
-  // the run's end, taken apart in one place: whatever fails on the way, the user's terminal is given back and the
-  // model's thread ends, so nothing keeps uuldana waiting
+  // the run's end, taken apart in one place and once: whatever fails on the way, the user's terminal is given back
+  // and the model's thread ends, so nothing keeps uuldana waiting
+  let woundUp = false;
   const windUp = (): void => {
+    if (woundUp) return;
+    woundUp = true;
     exited = true;
     clearTimeout(detectTimer);
     stopData();
@@ -287,8 +290,8 @@ export function startRun(options: HostOptions): Run {
     gone = true;
     try {
       const final = await screen.read({ conversation: true });
+      // the detector's last events may not schedule another look
       exited = true;
-      clearTimeout(detectTimer);
       if (detector) {
         for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
           detection = event;
