@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -66,7 +66,7 @@ describe("the handoff keeps every word the agent drew before its limit message",
     const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
     expect(readFileSync(join(folder, "prompt-1.txt"), "utf8")).toBe(prompt);
     const limit = readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)).find((event) => event.type === "limit");
-    expect(limit.text).toBe("You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)");
+    expect(limit.text).toBe(LIMIT_RESET.message);
   });
 
   it("carries the words drawn between escape sequences, even on the banner's own line", async () => {

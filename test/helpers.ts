@@ -14,6 +14,43 @@ export interface Run {
   stderr: string;
 }
 
+// A reset the limit stand-ins print (LIMIT_RESET), as a weekly-limit banner writes it.
+export interface LimitReset {
+  // the clock it was taken from
+  from: Date;
+  // "Dec 5, 9am (Europe/Berlin)"
+  text: string;
+  // the banner's words as uuldana reads and records them
+  message: string;
+  // the instant uuldana reads from it, its minute of margin included
+  iso: string;
+  // that instant as uuldana shows it: "2026-12-05 08:01 UTC"
+  shown: string;
+}
+
+// Two days after a clock at 9am Berlin time, so a date without a year always lies ahead of the clock uuldana reads.
+export function limitReset(from: Date): LimitReset {
+  const day = wallIn("Europe/Berlin", new Date(from.getTime() + 2 * 86_400_000));
+  const nineAsUtc = Date.UTC(day.year, day.month - 1, day.day, 9);
+  // Berlin's offset that morning, summer time or not: it changes at 01:00 UTC, so 9am UTC has the one 9am Berlin has
+  const wall = wallIn("Europe/Berlin", new Date(nineAsUtc));
+  const offset = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute) - nineAsUtc;
+  const iso = new Date(nineAsUtc - offset + 60_000).toISOString();
+  const month = new Date(nineAsUtc).toLocaleString("en-US", { month: "short", timeZone: "UTC" });
+  const text = `${month} ${day.day}, 9am (Europe/Berlin)`;
+  return { from, text, message: `You've hit your weekly limit · resets ${text}`, iso, shown: `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` };
+}
+
+// What a clock in a zone reads at an instant.
+function wallIn(timeZone: string, at: Date): { year: number; month: number; day: number; hour: number; minute: number } {
+  const format = new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+  const part = (type: string): number => Number(format.formatToParts(at).find((p) => p.type === type)!.value);
+  return { year: part("year"), month: part("month"), day: part("day"), hour: part("hour"), minute: part("minute") };
+}
+
+// The reset every sandbox hands the limit stand-ins, taken once from the tests' clock.
+export const LIMIT_RESET = limitReset(new Date());
+
 // A scratch home for one test: config, data and cache dirs, a project folder and a PATH folder.
 export interface Sandbox {
   dir: string;
@@ -40,6 +77,7 @@ export function makeSandbox(): Sandbox {
     UULDANA_CONFIG_DIR: folders.config,
     UULDANA_DATA_DIR: folders.data,
     UULDANA_CACHE_DIR: folders.cache,
+    LIMIT_RESET: LIMIT_RESET.text,
   };
   return {
     dir,

@@ -8,7 +8,7 @@ import { startRun, type HostOptions, type Run } from "../core/host.js";
 import { classifyText } from "../core/reader.js";
 import { LiveModes } from "../core/terminal.js";
 import { AGENTS, EXIT } from "./agents.js";
-import { fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 
 let sandbox: Sandbox;
 const runs: Run[] = [];
@@ -157,7 +157,7 @@ describe("the conversation of a run", () => {
 });
 
 describe("reading the agent's screen for a gone allowance", () => {
-  const detect = { quietSeconds: 0.4, dismissSeconds: 2, classify: (text: string) => classifyText(text, { now: new Date("2026-11-30T12:00:00Z"), timeZone: "Europe/Berlin" }) };
+  const detect = { quietSeconds: 0.4, dismissSeconds: 2, classify: (text: string) => classifyText(text, { now: LIMIT_RESET.from, timeZone: "Europe/Berlin" }) };
 
   it.each([
     ["banner", "stop", "quiet"],
@@ -179,8 +179,8 @@ describe("reading the agent's screen for a gone allowance", () => {
       run.agent.write("/exit\r");
       const result = await run.result;
       expect(events[0]).toBe("candidate");
-      if (type === "stop") expect(result.detection).toMatchObject({ type: "stop", after, text: "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)" });
-      if (type === "stop") expect(result.detection?.type === "stop" && result.detection.verdict.reset_at).toBe("2026-12-03T08:01:00.000Z");
+      if (type === "stop") expect(result.detection).toMatchObject({ type: "stop", after, text: LIMIT_RESET.message });
+      if (type === "stop") expect(result.detection?.type === "stop" && result.detection.verdict.reset_at).toBe(LIMIT_RESET.iso);
     }
   });
 

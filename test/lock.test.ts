@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
 import { installAgents } from "./agents.js";
-import { bin, fixtures, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -264,8 +264,7 @@ describe("a failover with a cooldown table that cannot be written", () => {
     const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, TZ: "Europe/Berlin", LIMIT_MODE: "banner" }, cols: 400 });
     terminals.push(terminal);
     const screen = await terminal.waitFor("line agent ready", 20_000);
-    const until = /it rests until (\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(screen.join("\n"))![1];
-    const notice = `uuldana: limit's rest until ${until} is not in the cooldown table yet: cannot write ${tableFile()} now: ${lockDir()} is a file, not a lock uuldana made; if no uuldana is running, remove it (rm -r ${lockDir()}); uuldana keeps the change and writes it as soon as it can`;
+    const notice = `uuldana: limit's rest until ${LIMIT_RESET.shown} is not in the cooldown table yet: cannot write ${tableFile()} now: ${lockDir()} is a file, not a lock uuldana made; if no uuldana is running, remove it (rm -r ${lockDir()}); uuldana keeps the change and writes it as soon as it can`;
     expect(screen.filter((line) => line === notice)).toHaveLength(1);
     expect(screen.indexOf(notice)).toBeLessThan(screen.findIndex((line) => line.includes("continuing with line")));
     // the user removes the stray lock; a retry writes the rest while line runs

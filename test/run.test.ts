@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { installAgents } from "./agents.js";
-import { bin, fixtures, isAlive, linkAgent, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, LIMIT_RESET, linkAgent, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -254,7 +254,7 @@ describe("uuldana run reading the agent's screen", () => {
   it("says when the agent's allowance is gone and when it returns, and leaves the agent running", async () => {
     const screen = await runPastLimit();
     expect(screen.slice(-2)).toEqual([
-      "uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); there is no other entry to move to, so it keeps running",
+      `uuldana: limit said its usage allowance is gone (weekly limit; rests until ${LIMIT_RESET.shown}); there is no other entry to move to, so it keeps running`,
       expect.stringMatching(/^uuldana: limit \(Stand-in limit\) exited with code 0 after \d+s$/),
     ]);
   });
@@ -266,18 +266,17 @@ describe("uuldana run reading the agent's screen", () => {
     expect(terminal.title).toBe("uuldana · limit · ask ⚠");
     terminal.type("\x1d");
     const header = await terminal.waitFor("uuldana>");
-    expect(header.find((line) => line.startsWith("text like a usage limit was ignored at "))).toMatch(
-      /^text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/,
-    );
+    const ignored = header.find((line) => line.startsWith("text like a usage limit was ignored at "));
+    expect(ignored?.replace(/ at \d\d:\d\d: /, " at HH:MM: ")).toBe(`text like a usage limit was ignored at HH:MM: ${LIMIT_RESET.message}`);
     terminal.type("\x1b");
     await new Promise((resolve) => setTimeout(resolve, 2500));
     terminal.type("/exit\r");
     await terminal.exited;
     const screen = await terminal.waitFor("exited with code 0");
-    expect(screen.at(-2)).toMatch(/^uuldana: text like a usage limit was ignored at \d\d:\d\d: You've hit your weekly limit · resets Dec 3, 9am \(Europe\/Berlin\)$/);
+    expect(screen.at(-2)?.replace(/ at \d\d:\d\d: /, " at HH:MM: ")).toBe(`uuldana: text like a usage limit was ignored at HH:MM: ${LIMIT_RESET.message}`);
     const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
     const events = readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    expect(events.find((event) => event.type === "ignored")).toMatchObject({ entry: "limit", text: "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)" });
+    expect(events.find((event) => event.type === "ignored")).toMatchObject({ entry: "limit", text: LIMIT_RESET.message });
   });
 });
 
@@ -292,7 +291,7 @@ describe("failover", () => {
     terminal.type("please add a test for the lexer\r");
     const screen = await terminal.waitFor("line agent ready", 20_000);
     expect(screen).toContain(
-      "uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC; continuing with line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt",
+      `uuldana: limit's weekly limit is gone; it rests until ${LIMIT_RESET.shown}; continuing with line (Stand-in line 1.0.0) at ask with the conversation so far · ctrl-] opens uuldana's prompt`,
     );
     const args = agentArgs(terminal);
     expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
@@ -305,7 +304,7 @@ describe("failover", () => {
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const list = JSON.parse((await sandbox.run(["providers", "list", "--json"])).stdout) as { entry: string; resting_until: string | null }[];
-    expect(list.find((row) => row.entry === "limit")?.resting_until).toBe("2026-12-03T08:01:00.000Z");
+    expect(list.find((row) => row.entry === "limit")?.resting_until).toBe(LIMIT_RESET.iso);
     const journals = readdirSync(join(sandbox.data, "sessions"));
     expect(journals).toHaveLength(1);
     const events = readFileSync(join(sandbox.data, "sessions", journals[0]!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
@@ -321,8 +320,8 @@ describe("failover", () => {
     expect(shown.slice(1, -1)).toEqual([
       "limit started at ask",
       "you (to limit): please add a test for the lexer",
-      "limit: usage limit (weekly, inferred): You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)",
-      "limit rests until 2026-12-03 08:01 UTC",
+      `limit: usage limit (weekly, inferred): ${LIMIT_RESET.message}`,
+      `limit rests until ${LIMIT_RESET.shown}`,
       `limit's conversation: ${join(sandbox.data, "sessions", sessionId, "conversation-1.txt")}`,
       "limit ended (stopped by keys), exit 0",
       "line started at ask, with the conversation so far",
@@ -351,7 +350,7 @@ describe("failover", () => {
   it("with failover off, tells the user and leaves the agent running", async () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, failover: false });
     const screen = await runPastLimit();
-    expect(screen.at(-2)).toBe("uuldana: limit said its usage allowance is gone (weekly limit; rests until 2026-12-03 08:01 UTC); failover is off, so it keeps running");
+    expect(screen.at(-2)).toBe(`uuldana: limit said its usage allowance is gone (weekly limit; rests until ${LIMIT_RESET.shown}); failover is off, so it keeps running`);
   });
 
   it("tries the entry after one that cannot start", async () => {
@@ -383,7 +382,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     await terminal.exited;
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
-      "1  claude-code  claude-code  2.1.332  ask    argv    2026-12-03 08:01 UTC  resting until 2026-12-03 08:01 UTC",
+      `1  claude-code  claude-code  2.1.332  ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
     );
   });
 });
@@ -438,7 +437,7 @@ describe("failover chains and ends", () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 5 });
     const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "fail" }, cols: 220 });
     const screen = await terminal.waitFor("line agent ready", 20_000);
-    expect(screen.some((line) => line.startsWith("uuldana: limit's weekly limit is gone; it rests until 2026-12-03 08:01 UTC; continuing with line"))).toBe(true);
+    expect(screen.some((line) => line.startsWith(`uuldana: limit's weekly limit is gone; it rests until ${LIMIT_RESET.shown}; continuing with line`))).toBe(true);
     // nobody had spoken to the first agent, so the second starts without a prompt
     expect(terminal.raw.replace(/\r?\n/g, " ")).toContain('line agent ready; args: ["--base","--ask"];');
     terminal.type("/exit\r");
