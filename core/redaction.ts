@@ -12,15 +12,26 @@ const BREAK = /(?<![\r\n][\t \u2502\u2503\u2551]*)[\t \u2502\u2503\u2551]*\r?\n(
 
 // Built once per session, so the journal, the files, the cooldown row and the prompt blank exactly the same things.
 export class Redactor {
-  private readonly patterns: RegExp[];
+  private readonly patterns: RegExp[] = [];
   private readonly literal = new Set<RegExp>();
+  private readonly known = new Set<string>();
 
   constructor(patterns: readonly RegExp[] = [], values: readonly string[] = []) {
-    const literals = [...new Set(values.filter((value) => value.length >= MIN_SECRET_CHARS))].map(
-      (value) => new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g"),
-    );
-    for (const literal of literals) this.literal.add(literal);
-    this.patterns = [...patterns.map((pattern) => new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`)), ...literals];
+    this.add(patterns, values);
+  }
+
+  // Secrets learnt later in the session (config.json edited while it runs) are blanked from then on; none is dropped.
+  add(patterns: readonly RegExp[], values: readonly string[]): void {
+    for (const pattern of patterns) {
+      const flags = pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`;
+      if (this.learn(`pattern ${flags} ${pattern.source}`)) this.patterns.push(new RegExp(pattern.source, flags));
+    }
+    for (const value of values) {
+      if (value.length < MIN_SECRET_CHARS || !this.learn(`value ${value}`)) continue;
+      const literal = new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g");
+      this.literal.add(literal);
+      this.patterns.push(literal);
+    }
   }
 
   // Every match of a pattern and every literal value becomes [redacted] — also where a line break falls inside
@@ -47,11 +58,31 @@ export class Redactor {
     }
     return replaceRanges(text, ranges);
   }
+
+  private learn(key: string): boolean {
+    if (this.known.has(key)) return false;
+    this.known.add(key);
+    return true;
+  }
 }
 
-// The redactor of a session: its config's redact patterns and every entry's env values.
-export function redactorFor(config: { redact: readonly RegExp[]; entries: readonly { env: Readonly<Record<string, string>> }[] }): Redactor {
-  return new Redactor(config.redact, config.entries.flatMap((entry) => Object.values(entry.env)));
+// What a config holds that is secret: its redact patterns, the env values of every entry the user wrote (also those a
+// project's config left out: their keys may still be in the environment an agent sees) and of the entries it runs.
+export interface SecretSource {
+  redact: readonly RegExp[];
+  entries: readonly { env: Readonly<Record<string, string>> }[];
+  secrets?: readonly string[];
+}
+
+// The redactor of a session, from its config.
+export function redactorFor(config: SecretSource): Redactor {
+  return addSecrets(new Redactor(), config);
+}
+
+// A config read again during the session adds its new secrets to the session's redactor.
+export function addSecrets(redactor: Redactor, config: SecretSource): Redactor {
+  redactor.add(config.redact, [...(config.secrets ?? []), ...config.entries.flatMap((entry) => Object.values(entry.env))]);
+  return redactor;
 }
 
 // --- internal ---
