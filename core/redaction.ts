@@ -3,8 +3,14 @@
 
 export const REDACTED = "[redacted]";
 
-// Shorter env values ("1", "on", "yes") are switches, not secrets, and would blank ordinary words everywhere.
-export const MIN_SECRET_CHARS = 4;
+// An env value is a secret unless it could be a switch, a number or a plain word: it is one when it has 20 characters
+// or more, or 8 or more that mix letters with digits or hold a symbol (a slash, a dash, a dot, an @…). "true", "auto",
+// "main", "1000", "production" and "Jane Smith" stay as they are; keys, tokens and account folders are blanked.
+export function isSecretValue(value: string): boolean {
+  const length = [...value].length;
+  if (length >= 20) return true;
+  return length >= 8 && (/[^\p{L}\p{N}\s]/u.test(value) || (/\p{L}/u.test(value) && /\p{N}/u.test(value)));
+}
 
 // A line break as a terminal or an agent wraps a long line: blanks and a panel's side border on either side, but
 // never a blank line (a paragraph ends there).
@@ -27,7 +33,7 @@ export class Redactor {
       if (this.learn(`pattern ${flags} ${pattern.source}`)) this.patterns.push(new RegExp(pattern.source, flags));
     }
     for (const value of values) {
-      if (value.length < MIN_SECRET_CHARS || !this.learn(`value ${value}`)) continue;
+      if (!isSecretValue(value) || !this.learn(`value ${value}`)) continue;
       const literal = new RegExp(value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g");
       this.literal.add(literal);
       this.patterns.push(literal);
