@@ -87,8 +87,9 @@ function cleanConversation(part: RunPart): string {
 }
 
 // Where the stop message begins: its first line, and what stands on that line before it. Blanks do not count (the
-// reader joins the rows a terminal wrapped with a space, the screen model without one). The whole message is looked
-// for first (its first showing); failing that, its beginning (its last showing).
+// reader joins the rows a terminal wrapped with a space, the screen model without one). The message stopped the
+// agent where it was shown last: an earlier showing the agent went on past (dismissed, or quoted by the user) is
+// conversation. The whole message is looked for first; failing that, its beginning.
 function findMessage(lines: readonly string[], stopText: string): { line: number; before: string } | undefined {
   const message = compact(stopText);
   if (message.length < 12) return undefined;
@@ -99,7 +100,7 @@ function findMessage(lines: readonly string[], stopText: string): { line: number
     starts.push(joined.length);
     joined += line;
   }
-  const found = [joined.indexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
+  const found = [joined.lastIndexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
   if (found === undefined) return undefined;
   const line = starts.findLastIndex((start, index) => start <= found && compacted[index] !== "");
   return { line, before: textBefore(lines[line]!, found - starts[line]!) };
