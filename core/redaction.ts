@@ -12,10 +12,6 @@ export function isSecretValue(value: string): boolean {
   return length >= 8 && (/[^\p{L}\p{N}\s]/u.test(value) || (/\p{L}/u.test(value) && /\p{N}/u.test(value)));
 }
 
-// A line break as a terminal or an agent wraps a long line: blanks and a panel's side border on either side, but
-// never a blank line (a paragraph ends there).
-const BREAK = /(?<![\r\n][\t \u2502\u2503\u2551]*)[\t \u2502\u2503\u2551]*\r?\n(?![\t \u2502\u2503\u2551]*\r?\n)[\t \u2502\u2503\u2551]*/g;
-
 // Built once per session, so the journal, the files, the cooldown row and the prompt blank exactly the same things.
 export class Redactor {
   private readonly patterns: RegExp[] = [];
@@ -54,7 +50,7 @@ export class Redactor {
         for (const match of joined.matchAll(pattern)) {
           const start = match.index;
           const end = start + match[0].length;
-          const cut = cuts.find((at) => at > start && at < end);
+          const cut = firstCutWithin(cuts, start, end);
           // a literal value is the same secret wherever it breaks; a pattern's open end could run on into the next
           // line's first word, so it goes on only into what looks like the rest of a key
           if (!match[0] || (cut !== undefined && !this.literal.has(pattern) && isWord(joined.slice(cut, end)))) continue;
@@ -93,24 +89,63 @@ export function addSecrets(redactor: Redactor, config: SecretSource): Redactor {
 
 // --- internal ---
 
-// The text without its line breaks (and the blanks and borders around them), where each character came from, and
-// where in it each break was taken out.
+// The text without the line breaks a terminal or an agent made wrapping a long line, where each character came from,
+// and where in it each break was taken out.
 function unwrap(text: string): { joined: string; origin: Int32Array; cuts: number[] } {
   const origin = new Int32Array(text.length);
   const cuts: number[] = [];
-  let joined = "";
+  const kept: string[] = [];
+  let length = 0;
   let from = 0;
   const keep = (end: number): void => {
-    for (let i = from; i < end; i++) origin[joined.length + i - from] = i;
-    joined += text.slice(from, end);
+    for (let i = from; i < end; i++) origin[length + i - from] = i;
+    kept.push(text.slice(from, end));
+    length += end - from;
   };
-  for (const match of text.matchAll(BREAK)) {
-    keep(match.index);
-    cuts.push(joined.length);
-    from = match.index + match[0].length;
+  for (const [start, end] of wrapBreaks(text)) {
+    keep(start);
+    cuts.push(length);
+    from = end;
   }
   keep(text.length);
-  return { joined, origin, cuts };
+  return { joined: kept.join(""), origin, cuts };
+}
+
+// Each line break with the blanks and a panel's side border on either side of it, but never one next to a blank line
+// (a paragraph ends there). One pass: a run of blanks is walked once, however long, so hostile text cannot stall it.
+function wrapBreaks(text: string): [number, number][] {
+  const breaks: [number, number][] = [];
+  let after = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+    let start = at > after && text[at - 1] === "\r" ? at - 1 : at;
+    while (start > after && isBlank(text.charCodeAt(start - 1))) start--;
+    // the line before holds only blanks
+    if (start > 0 && (text[start - 1] === "\n" || text[start - 1] === "\r")) continue;
+    let end = at + 1;
+    while (end < text.length && isBlank(text.charCodeAt(end))) end++;
+    // the line after holds only blanks
+    if (text[end] === "\n" || (text[end] === "\r" && text[end + 1] === "\n")) continue;
+    breaks.push([start, end]);
+    after = end;
+  }
+  return breaks;
+}
+
+// A blank, a tab or a panel's side border (│ ┃ ║).
+function isBlank(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x2502 || code === 0x2503 || code === 0x2551;
+}
+
+// The first of the (ascending) cuts strictly inside start..end, found by halving.
+function firstCutWithin(cuts: readonly number[], start: number, end: number): number | undefined {
+  let low = 0;
+  let high = cuts.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (cuts[middle]! <= start) low = middle + 1;
+    else high = middle;
+  }
+  return low < cuts.length && cuts[low]! < end ? cuts[low] : undefined;
 }
 
 // A plain word ("three", "Next", "README"), not the rest of a key (which holds digits, mixes cases or runs long).

@@ -194,6 +194,23 @@ describe("the handoff cut at the stop message", () => {
   });
 });
 
+describe("the handoff on hostile text", () => {
+  const BANNER = "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)";
+
+  it("cuts a line of 300,000 characters that ends in the banner, keeping the words before it", () => {
+    const words = "word ".repeat(60_000).trimEnd();
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation: `${words} ${BANNER}\nGoodbye.`, stopText: BANNER }], maxChars: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\n${words}`);
+  });
+
+  it("keeps a line of 300,000 blanks between a word and a border, and takes a panel's border off the end of a long line", () => {
+    const blanks = " ".repeat(300_000);
+    const conversation = [`a${blanks}│ b`, `│ c${blanks}d${blanks}│`].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\na${blanks}│ b\nc${blanks}d`);
+  });
+});
+
 describe("what the handoff hands on", () => {
   it("shows a name or entry with control characters escaped, in the preamble and the section header", () => {
     const hostile = { entry: "evil\x1b]0;pwned\x07", name: "Evil\x1b[2J\u009b31m", conversation: "> hello\nhi" };

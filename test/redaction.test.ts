@@ -51,3 +51,27 @@ describe("secrets learnt during a session", () => {
     expect(redactorFor(config).redact("the key sk-live-4f9a8b7c\n  6d5e4f3a2b1c is set")).toBe("the key [redacted] is set");
   });
 });
+
+describe("the redactor on hostile text", () => {
+  const redactor = new Redactor([/sk-live-[A-Za-z0-9]{8,}/g], ["acct-7c1d2e3f9a8b"]);
+  const blanks = " ".repeat(1_000_000);
+
+  it("leaves a line of a million blanks between two line breaks as it is", () => {
+    const text = `a\n${blanks}\n`;
+    expect(redactor.redact(text)).toBe(text);
+  });
+
+  it("finds a secret wrapped across a break with a million blanks on either side", () => {
+    expect(redactor.redact(`key acct-7c1d${blanks}\n${blanks}2e3f9a8b done`)).toBe("key [redacted] done");
+  });
+
+  it("does not join a secret across a line of a million blanks: a paragraph ends there", () => {
+    const text = `acct-7c1d\n${blanks}\n2e3f9a8b`;
+    expect(redactor.redact(text)).toBe(text);
+  });
+
+  it("blanks a secret on each of 100,000 lines, and a wrapped one at the end", () => {
+    const lines = "k acct-7c1d2e3f9a8b\n".repeat(100_000);
+    expect(redactor.redact(`${lines}sk-live-4f9a8b7c\n  6d5e4f3a2b1c`)).toBe(`${"k [redacted]\n".repeat(100_000)}[redacted]`);
+  });
+});
