@@ -25,6 +25,9 @@ export interface Config {
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
+  // the env values of every entry of the user's own file, kept before a project's config cuts the list down: they
+  // are secrets whatever the project keeps
+  secrets: string[];
   userFile: string;
   projectFile: string | undefined;
   notes: string[];
@@ -79,6 +82,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     scrollback: user.scrollback ?? 5000,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
+    secrets: entries.flatMap((entry) => Object.values(entry.env)),
     userFile,
     projectFile: undefined,
     notes: [],

@@ -70,8 +70,7 @@ function cleanConversation(part: RunPart): string {
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
     .split("\n")
     .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
-    // a panel's borders are drawing, not words
-    .map((line) => line.replace(/^\s*[\u2500-\u257f]\s?/, "").replace(/\s*[\u2500-\u257f]\s*$/, "").trimEnd());
+    .map(withoutBorders);
   // the message that stopped the agent, and what follows it (the rest of its limit screen, the exit keys at work),
   // are not conversation; everything before it is, even on the line where it begins
   const cut = part.stopText ? findMessage(lines, part.stopText) : undefined;
@@ -87,35 +86,47 @@ function cleanConversation(part: RunPart): string {
 }
 
 // Where the stop message begins: its first line, and what stands on that line before it. Blanks do not count (the
-// reader joins the rows a terminal wrapped with a space, the screen model without one). The whole message is looked
-// for first (its first showing); failing that, its beginning (its last showing).
+// reader joins the rows a terminal wrapped with a space, the screen model without one). The message stopped the
+// agent where it was shown last: an earlier showing the agent went on past (dismissed, or quoted by the user) is
+// conversation. The whole message is looked for first; failing that, its beginning.
 function findMessage(lines: readonly string[], stopText: string): { line: number; before: string } | undefined {
   const message = compact(stopText);
   if (message.length < 12) return undefined;
   const compacted = lines.map(compact);
   const starts: number[] = [];
-  let joined = "";
+  let length = 0;
   for (const line of compacted) {
-    starts.push(joined.length);
-    joined += line;
+    starts.push(length);
+    length += line.length;
   }
-  const found = [joined.indexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
+  const joined = compacted.join("");
+  const found = [joined.lastIndexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
   if (found === undefined) return undefined;
   const line = starts.findLastIndex((start, index) => start <= found && compacted[index] !== "");
   return { line, before: textBefore(lines[line]!, found - starts[line]!) };
 }
 
 // What a line holds before the point where `skip` of its compacted characters lie behind; a lone bullet or border
-// left there is not words.
+// left there is not words. One pass over the line: a hostile line of any length costs its length.
 function textBefore(line: string, skip: number): string {
   if (skip <= 0) return "";
-  const rest = compact(line).slice(skip);
-  for (let at = 0; at <= line.length; at++) {
-    if (compact(line.slice(at)) !== rest) continue;
-    const before = line.slice(0, at).trimEnd();
-    return /[\p{L}\p{N}]/u.test(before) ? before : "";
+  let kept = 0;
+  let at = 0;
+  for (const char of line) {
+    if (kept === skip) break;
+    kept += SEPARATOR.test(char) ? 0 : char.toLowerCase().length;
+    at += char.length;
   }
-  return "";
+  if (kept !== skip) return "";
+  const before = line.slice(0, at).trimEnd();
+  return /[\p{L}\p{N}]/u.test(before) ? before : "";
+}
+
+// A line without a panel's side borders, which are drawing, not words. Trimmed first: a regular expression that
+// looked for blanks and a border at the end would retry at every blank of a long run.
+function withoutBorders(line: string): string {
+  const text = line.replace(/^\s*[\u2500-\u257f]\s?/, "").trimEnd();
+  return /[\u2500-\u257f]$/.test(text) ? text.slice(0, -1).trimEnd() : text;
 }
 
 // A line as the handoff compares it: normalized, without blanks.
@@ -123,9 +134,13 @@ function compact(text: string): string {
   return normalize(text).replace(/ /g, "");
 }
 
+// What normalize turns into a blank: blanks, borders, bullets and prompt marks.
+const SEPARATOR = /[\s\u2500-\u257f⎿■●○◆✕✗✘⚠•›❯>*]/;
+const SEPARATORS = new RegExp(`${SEPARATOR.source}+`, "g");
+
 function normalize(text: string): string {
   return text
-    .replace(/[\s\u2500-\u257f⎿■●○◆✕✗✘⚠•›❯>*]+/g, " ")
+    .replace(SEPARATORS, " ")
     .replace(/[’‘]/g, "'")
     .trim()
     .toLowerCase();

@@ -17,7 +17,7 @@ import { compilePhrase } from "./phrases.js";
 import { assessProviders } from "./providers-command.js";
 import { checkNodePty } from "./pty.js";
 import { classifyText } from "./reader.js";
-import { redactorFor } from "./redaction.js";
+import { addSecrets, redactorFor } from "./redaction.js";
 import { result, type CommandResult } from "./result.js";
 import { escapeControls, safeOutput } from "./safe-text.js";
 import { newSessionId } from "./session-id.js";
@@ -55,8 +55,9 @@ export async function runCommand(context: Context, options: RunOptions): Promise
   // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
   checkNodePty();
   const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
-  // entries' env values (account folders, keys) and what the user's redact patterns match never reach a file of the
-  // session, the cooldown table or the next agent's prompt: one redactor for all of them
+  // entries' env values (account folders, keys; of every entry the user wrote, whatever a project keeps) and what the
+  // user's redact patterns match never reach a file of the session, the cooldown table or the next agent's prompt:
+  // one redactor for all of them
   const redactor = redactorFor(context.config);
   const redact = (text: string): string => redactor.redact(text);
   checkSessionsFolder(context.dirs.data);
@@ -96,6 +97,8 @@ export async function runCommand(context: Context, options: RunOptions): Promise
       // /agent may have changed config.json during the last run: the next start walks the new order
       if (!first && existsSync(context.config.userFile)) {
         context.config = await loadConfig({ configDir: context.dirs.config, configFile: context.config.userFile, cwd: context.cwd, env: context.env });
+        // a value or pattern added meanwhile is a secret from now on
+        addSecrets(redactor, context.config);
       }
       const handoff: boolean = parts.length > 0 && spoken;
       const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });

@@ -153,10 +153,61 @@ describe("the handoff cut at the stop message", () => {
     expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
   });
 
-  it("cuts at the message's first showing: a limit screen that shows it again leaves nothing of it behind", () => {
-    const conversation = ["I renamed the helper.", BANNER, " ❯ 1. Stop and wait for limit to reset", BANNER, "Goodbye."].join("\n");
+  it("cuts at the message's last showing: a banner the user quoted earlier stays, with the turns after it", () => {
+    const conversation = [
+      "I renamed the helper.",
+      `> it said ${BANNER} yesterday; is that still so?`,
+      "It was lifted this morning; carrying on with the tests.",
+      `  ⎿  ${BANNER}`,
+      ...menu,
+    ].join("\n");
     const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
+    expect(handoff.transcript.split("\n")).toEqual([
+      "--- with Stand-in plan (plan) ---",
+      "I renamed the helper.",
+      `> it said ${BANNER} yesterday; is that still so?`,
+      "It was lifted this morning; carrying on with the tests.",
+    ]);
+  });
+
+  it("keeps a showing the agent worked past (dismissed) and the two turns after it, and cuts at the one that stopped it", () => {
+    const conversation = [
+      "> please split the parser",
+      `Step one is done. ⎿  ${BANNER}`,
+      "> carry on anyway",
+      "Split it into three functions.",
+      "> now add a test for each",
+      "Added three tests; all pass.",
+      `⎿  ${BANNER}`,
+      ...menu,
+    ].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual([
+      "--- with Stand-in plan (plan) ---",
+      "> please split the parser",
+      `Step one is done. ⎿  ${BANNER}`,
+      "> carry on anyway",
+      "Split it into three functions.",
+      "> now add a test for each",
+      "Added three tests; all pass.",
+    ]);
+  });
+});
+
+describe("the handoff on hostile text", () => {
+  const BANNER = "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)";
+
+  it("cuts a line of 300,000 characters that ends in the banner, keeping the words before it", () => {
+    const words = "word ".repeat(60_000).trimEnd();
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation: `${words} ${BANNER}\nGoodbye.`, stopText: BANNER }], maxChars: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\n${words}`);
+  });
+
+  it("keeps a line of 300,000 blanks between a word and a border, and takes a panel's border off the end of a long line", () => {
+    const blanks = " ".repeat(300_000);
+    const conversation = [`a${blanks}│ b`, `│ c${blanks}d${blanks}│`].join("\n");
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\na${blanks}│ b\nc${blanks}d`);
   });
 });
 
