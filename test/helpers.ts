@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -155,4 +155,18 @@ export function linkAgent(sandbox: Sandbox, name: string, script: string): strin
   const target = join(sandbox.path, name);
   symlinkSync(join(fixtures, "agents", script), target);
   return target;
+}
+
+// Every file under a folder, by its path below it, with its text.
+export function readTree(folder: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.set(path.slice(folder.length + 1), readFileSync(path, "utf8"));
+    }
+  };
+  walk(folder);
+  return files;
 }

@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -39,18 +39,7 @@ function start(): TestTerminal {
 }
 
 // Every file in the data dir, by its path there.
-function dataFiles(): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (folder: string): void => {
-    for (const name of readdirSync(folder)) {
-      const path = join(folder, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.set(path.slice(sandbox.data.length + 1), readFileSync(path, "utf8"));
-    }
-  };
-  walk(sandbox.data);
-  return files;
-}
+const dataFiles = (): Map<string, string> => readTree(sandbox.data);
 
 function sessionFolder(): string {
   return `sessions/${readdirSync(join(sandbox.data, "sessions"))[0]!}`;

@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { Redactor, redactorFor } from "../core/redaction.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 describe("the redactor", () => {
@@ -83,18 +83,7 @@ describe("secrets in a failover", () => {
   }
 
   // Every file in the data dir, by its path there.
-  function dataFiles(): Map<string, string> {
-    const files = new Map<string, string>();
-    const walk = (folder: string): void => {
-      for (const name of readdirSync(folder)) {
-        const path = join(folder, name);
-        if (statSync(path).isDirectory()) walk(path);
-        else files.set(path.slice(sandbox.data.length + 1), readFileSync(path, "utf8"));
-      }
-    };
-    walk(sandbox.data);
-    return files;
-  }
+  const dataFiles = (): Map<string, string> => readTree(sandbox.data);
 
   it("never reach the next agent's argv, any file of the data dir or the cooldown list: [redacted] stands in their place", async () => {
     const terminal = start("line");
