@@ -2,7 +2,7 @@ import type { CooldownTable } from "./cooldowns.js";
 import { restingUntil } from "./cooldowns.js";
 import type { Detection } from "./detect.js";
 import { LEVELS, pickLevel, type Level } from "./levels.js";
-import { strayFlagReason, strayPermissionFlag } from "./permission-flags.js";
+import { strayEnvReason, strayFlagReason, strayPermissionEnv, strayPermissionFlag } from "./permission-flags.js";
 import { escapeControls } from "./safe-text.js";
 import type { Entry, Manifest, PromptMode } from "./types.js";
 
@@ -80,10 +80,10 @@ export function assessEntry(
   }
   // the entry's own args may not start it at another level than the one uuldana names
   const stray = level ? strayPermissionFlag(entry.args, manifest, level) : undefined;
-  if (stray && level) {
-    reasons.push(strayFlagReason(stray, manifest, level));
-    level = null;
-  }
+  const strayEnv = level ? strayPermissionEnv(entry.env, manifest) : undefined;
+  if (stray && level) reasons.push(strayFlagReason(stray, manifest, level));
+  if (strayEnv && level) reasons.push(strayEnvReason(strayEnv, manifest, level));
+  if (stray || strayEnv) level = null;
   const prompt = manifest.prompt?.mode ?? "none";
   if (context.handoff && prompt === "none") reasons.push("takes no first prompt, so it cannot continue a conversation");
   return { order, entry, manifest, detection, level, prompt, restingUntil: resting, eligible: reasons.length === 0, reasons };

@@ -29,12 +29,25 @@ export function strayPermissionFlag(args: readonly string[], manifest: Manifest,
     });
   }
   const settings = manifest.permission_settings;
-  const read = (list: readonly string[]): Occurrence[] => [...occurrences(list, flags, withValue), ...(settings ? settingOccurrences(list, settings) : [])];
+  const abbreviated = manifest.abbreviated_flags === true;
+  const read = (list: readonly string[]): Occurrence[] => [...occurrences(list, flags, withValue, abbreviated), ...(settings ? settingOccurrences(list, settings) : [])];
   const own = read(manifest.levels?.[level]?.args ?? []);
   const stray = read(args).find(
     (found) => found.grouped || !own.some((mine) => mine.flag === found.flag && mine.value === found.value),
   );
   return stray?.text;
+}
+
+// The first variable of an entry's env that the CLI reads as a permission setting (the manifest's permission_env).
+export function strayPermissionEnv(env: Readonly<Record<string, string>>, manifest: Manifest): string | undefined {
+  const names = new Set(manifest.permission_env ?? []);
+  return Object.keys(env).find((name) => names.has(name));
+}
+
+// Why an entry whose env sets a permission variable is refused.
+export function strayEnvReason(name: string, manifest: Manifest, level: Level): string {
+  const fix = canGoHigher(manifest, level) ? `remove it, and raise "ceiling" in config.json to let it do more` : `remove it: ${level} is the most ${manifest.id} enforces`;
+  return `refused: its "env" sets ${name}, which ${manifest.id} reads as a permission setting; ${fix}`;
 }
 
 // Why an entry whose own args carry a permission flag is refused, for providers list and run's skip lines.
@@ -54,7 +67,7 @@ export function strayFlagError(flag: string, entry: string, manifest: Manifest, 
 
 // --- internal ---
 
-function occurrences(args: readonly string[], flags: ReadonlySet<string>, withValue: ReadonlySet<string>): Occurrence[] {
+function occurrences(args: readonly string[], flags: ReadonlySet<string>, withValue: ReadonlySet<string>, abbreviated = false): Occurrence[] {
   const found: Occurrence[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -62,7 +75,9 @@ function occurrences(args: readonly string[], flags: ReadonlySet<string>, withVa
     const equals = arg.indexOf("=");
     const name = equals === -1 ? arg : arg.slice(0, equals);
     let hit: Omit<Occurrence, "text"> | undefined;
-    if (flags.has(name)) hit = { flag: name, value: equals === -1 ? undefined : arg.slice(equals + 1), grouped: false };
+    // a CLI that takes the beginning of a long flag for the flag (--yes-al for --yes-always) is read the same way
+    const whole = flags.has(name) ? name : abbreviated && name.startsWith("--") && name.length >= 4 ? [...flags].find((flag) => flag.startsWith(name)) : undefined;
+    if (whole) hit = { flag: whole, value: equals === -1 ? undefined : arg.slice(equals + 1), grouped: false };
     else if (arg[1] !== "-") {
       // short flags, grouped or with their value attached: -y, -dy, -sread-only, -s=read-only
       const letters = /^-([A-Za-z0-9]+)/.exec(arg)?.[1] ?? "";

@@ -22,6 +22,10 @@ export interface Manifest {
   permission_flags?: string[];
   // flags that set one configuration value (key=value), and the keys among those values that change what it may do
   permission_settings?: { flags: string[]; keys: string[] };
+  // the CLI takes the beginning of a long flag for the flag (Python's argparse does)
+  abbreviated_flags?: boolean;
+  // environment variables the CLI reads as permission settings; an entry's env may not set them
+  permission_env?: string[];
   exit?: { keys?: string[]; wait_seconds?: number; signals?: string[]; signal_wait_seconds?: number };
   limit_phrases?: string[];
   account_env?: Record<string, string>;

@@ -115,3 +115,16 @@ describe("eligibility", () => {
     expect(assessEntry(entry("a"), 1, providers, detections, { ceiling: "ask", cooldowns, now }).eligible).toBe(true);
   });
 });
+
+describe("an entry whose env sets what its CLI reads as a permission setting", () => {
+  it("is refused, naming the variable", () => {
+    const providers = new Map([["aid", manifest("aid", { levels: { "read-only": { args: ["--chat-mode", "ask"] } }, permission_env: ["AIDER_YES_ALWAYS"] })]]);
+    const detections = new Map([["aid", installed]]);
+    const risky: Entry = { ...entry("aid"), env: { AIDER_YES_ALWAYS: "true", AIDER_MODEL: "sonnet" } };
+    const assessment = assessEntry(risky, 1, providers, detections, { ceiling: "ask", cooldowns: noCooldowns, now });
+    expect(assessment).toMatchObject({ eligible: false, level: null });
+    expect(assessment.reasons).toEqual(['refused: its "env" sets AIDER_YES_ALWAYS, which aid reads as a permission setting; remove it: read-only is the most aid enforces']);
+    const plain = assessEntry({ ...entry("aid"), env: { AIDER_MODEL: "sonnet" } }, 1, providers, detections, { ceiling: "ask", cooldowns: noCooldowns, now });
+    expect(plain).toMatchObject({ eligible: true, level: "read-only" });
+  });
+});

@@ -61,6 +61,12 @@ describe("the permission flags an argument list carries", () => {
     ["opencode", "read-only", ["--agent", "plan"], undefined],
     ["aider", "read-only", ["--yes-always"], "--yes-always"],
     ["cursor-agent", "read-only", ["-f"], "-f"],
+    // aider takes the beginning of a long flag for the flag
+    ["aider", "read-only", ["--yes-al"], "--yes-al"],
+    ["aider", "read-only", ["--chat-m", "code"], "--chat-m code"],
+    ["aider", "read-only", ["--chat-mode", "ask"], undefined],
+    ["aider", "read-only", ["--model", "sonnet", "--no-auto-commits"], undefined],
+    ["claude-code", "ask", ["--dangerously"], undefined],
   ])("%s at %s, %j: %s", (id, level, args, stray) => {
     expect(strayPermissionFlag(args, builtIn(id), level)).toBe(stray);
   });
