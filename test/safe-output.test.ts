@@ -185,7 +185,7 @@ describe("an agent whose --version prints backspaces and C1 controls", () => {
 });
 
 describe("a journal whose cwd holds control characters", () => {
-  const cwd = `/work/x${TITLE}${CLEAR}\nuuldana: fake line`;
+  const cwd = `/srv/x${TITLE}${CLEAR}\nuuldana: fake line`;
   beforeEach(() => {
     const events = [
       { at: "2026-11-30T12:00:00.000Z", type: "session-start", cwd, ceiling: "ask", order: ["line"], pid: 999_999_999 },
@@ -194,7 +194,7 @@ describe("a journal whose cwd holds control characters", () => {
     ];
     sandbox.write("data/sessions/abc123/journal.jsonl", events.map((event) => JSON.stringify(event)).join("\n") + "\n");
   });
-  const shown = "/work/xtitle\\u001b]0;pwned\\u0007wipe\\u001b[2J\\nuuldana: fake line";
+  const shown = "/srv/xtitle\\u001b]0;pwned\\u0007wipe\\u001b[2J\\nuuldana: fake line";
 
   it("sessions shows it escaped, on its row", async () => {
     const list = await sandbox.run(["sessions"]);
