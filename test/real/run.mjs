@@ -3,7 +3,7 @@
 // each level's flags accepts them and (where its screen names the mode) shows the right one.
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -19,6 +19,11 @@ const require = createRequire(join(root, "package.json"));
 const pty = require("node-pty");
 const { Terminal } = require("@xterm/headless");
 const { detectProviders } = await import(join(root, "dist", "core", "detect.js"));
+
+// every scratch folder of this run (homes, projects, config folders, and what the CLIs themselves put in the
+// temporary folder) lives under one, removed at the end; UULDANA_REAL_KEEP=1 keeps it to look at
+const scratchRoot = mkdtempSync(join(tmpdir(), "uuldana-real-"));
+process.env.TMPDIR = scratchRoot;
 
 const cache = process.env.UULDANA_REAL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "uuldana-real-agents");
 const USAGE_ERROR = /unknown option|unexpected argument|invalid value|invalid choice|is invalid|not a valid|unknown argument|invalid values|unrecognized/i;
@@ -197,5 +202,7 @@ for (const id of Object.keys(READY)) {
 }
 await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
 await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
+if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
+else rmSync(scratchRoot, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
