@@ -6,6 +6,7 @@ import { checkRegularFile, FileProblem, readRegularFile } from "./files.js";
 import { levelRank, type Level } from "./levels.js";
 import { parseJson } from "./json.js";
 import { expandHome, packageRoot, type Env } from "./paths.js";
+import { credentialArgs } from "./redaction.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "./schema.js";
 import type { Entry } from "./types.js";
 
@@ -25,7 +26,7 @@ export interface Config {
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
-  // the env values of every entry of the user's own file, kept before a project's config cuts the list down: they
+  // the env values (and credential args) of every entry of the user's own file, kept before a project's config cuts the list down: they
   // are secrets whatever the project keeps
   secrets: string[];
   userFile: string;
@@ -82,7 +83,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     scrollback: user.scrollback ?? 5000,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
-    secrets: entries.flatMap((entry) => Object.values(entry.env)),
+    secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
     userFile,
     projectFile: undefined,
     notes: [],

@@ -72,8 +72,21 @@ export class Redactor {
 // project's config left out: their keys may still be in the environment an agent sees) and of the entries it runs.
 export interface SecretSource {
   redact: readonly RegExp[];
-  entries: readonly { env: Readonly<Record<string, string>> }[];
+  entries: readonly { env: Readonly<Record<string, string>>; args?: readonly string[] }[];
   secrets?: readonly string[];
+}
+
+// The values an entry's args hand its CLI as credentials: what follows a flag named for a key, token, secret or
+// password (--api-key sk-…, --api-key=openai=sk-…, --token …).
+export function credentialArgs(args: readonly string[]): string[] {
+  const values: string[] = [];
+  const named = (flag: string): boolean => /^--?[\w-]*(?:key|token|secret|passw(?:or)?d|credential)s?$/i.test(flag);
+  args.forEach((arg, i) => {
+    const equals = arg.indexOf("=");
+    if (arg.startsWith("-") && equals !== -1 && named(arg.slice(0, equals))) values.push(arg.slice(equals + 1));
+    else if (named(arg) && args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) values.push(args[i + 1]!);
+  });
+  return values;
 }
 
 // The redactor of a session, from its config.
@@ -83,7 +96,7 @@ export function redactorFor(config: SecretSource): Redactor {
 
 // A config read again during the session adds its new secrets to the session's redactor.
 export function addSecrets(redactor: Redactor, config: SecretSource): Redactor {
-  redactor.add(config.redact, [...(config.secrets ?? []), ...config.entries.flatMap((entry) => Object.values(entry.env))]);
+  redactor.add(config.redact, [...(config.secrets ?? []), ...config.entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args ?? [])])]);
   return redactor;
 }
 

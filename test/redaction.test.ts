@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { isSecretValue, Redactor, redactorFor } from "../core/redaction.js";
+import { credentialArgs, isSecretValue, Redactor, redactorFor } from "../core/redaction.js";
 
 describe("which env values are secrets", () => {
   it.each([
@@ -73,5 +73,21 @@ describe("the redactor on hostile text", () => {
   it("blanks a secret on each of 100,000 lines, and a wrapped one at the end", () => {
     const lines = "k acct-7c1d2e3f9a8b\n".repeat(100_000);
     expect(redactor.redact(`${lines}sk-live-4f9a8b7c\n  6d5e4f3a2b1c`)).toBe(`${"k [redacted]\n".repeat(100_000)}[redacted]`);
+  });
+});
+
+describe("credentials in an entry's args", () => {
+  it.each([
+    [["--api-key", "openai=sk-abc123def456"], ["openai=sk-abc123def456"]],
+    [["--token=ghp_12345678abcd"], ["ghp_12345678abcd"]],
+    [["--openai-api-key", "sk-zzz99999999", "--model", "claude-opus-4-1"], ["sk-zzz99999999"]],
+    [["--model", "o3", "--no-auto-commits", "--keys-file", "f"], []],
+  ])("%j hands on %j", (args, values) => {
+    expect(credentialArgs(args)).toEqual(values);
+  });
+
+  it("are blanked like env values, so the journal's command line never shows them", () => {
+    const config = { redact: [], entries: [{ env: {}, args: ["--api-key", "anthropic=sk-ant-0a1b2c3d4e"] }] };
+    expect(redactorFor(config).redact('argv ["/usr/bin/aider","--api-key","anthropic=sk-ant-0a1b2c3d4e"]')).toBe('argv ["/usr/bin/aider","--api-key","[redacted]"]');
   });
 });
