@@ -123,6 +123,11 @@ export class Detector {
   }
 }
 
+// The line that tells the user limit-like text was ignored: when (local time) and what, on one line.
+export function describeIgnored(event: { at: number; text: string }): string {
+  return `text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`;
+}
+
 // Runs of blanks as one space: an agent may re-space a prompt's lines when it wraps them.
 function squeeze(text: string): string {
   return text.replace(/\s+/g, " ");

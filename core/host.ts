@@ -1,5 +1,5 @@
 import { CommandPrompt } from "./command-prompt.js";
-import { Detector, type DetectorEvent } from "./detector.js";
+import { describeIgnored, Detector, type DetectorEvent } from "./detector.js";
 import type { Verdict } from "./reader.js";
 import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "./pty.js";
@@ -135,8 +135,7 @@ export function startRun(options: HostOptions): Run {
     for (const event of events) {
       if (event.type !== "candidate") detection = event;
       if (event.type === "dismissed") {
-        const time = new Date(event.at).toTimeString().slice(0, 5);
-        notices.push(`text like a usage limit was ignored at ${time}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`);
+        notices.push(describeIgnored(event));
         warned = true;
         if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
       }

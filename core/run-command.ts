@@ -5,7 +5,7 @@ import { changeOrder, type OrderChange } from "./agent-order.js";
 import { loadConfig } from "./config.js";
 import type { Context } from "./context.js";
 import { readCooldowns, updateCooldowns } from "./cooldowns.js";
-import type { DetectorEvent } from "./detector.js";
+import { describeIgnored, type DetectorEvent } from "./detector.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
 import { UuldanaError, formatInternalError } from "./errors.js";
 import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
@@ -293,8 +293,7 @@ async function runEntry(context: Context, chosen: Assessment, options: RunEntryO
       },
       onDetection: (event) => {
         if (event.type === "dismissed") {
-          const line = `uuldana: text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`;
-          notices.push(line);
+          notices.push(`uuldana: ${describeIgnored(event)}`);
           options.journal.write("ignored", { entry: chosen.entry.key, text: event.text, score: event.verdict.score });
         }
         if (event.type === "stop") {
