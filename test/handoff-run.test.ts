@@ -45,23 +45,15 @@ async function handedOn(mode: string): Promise<string> {
   return args[2]!;
 }
 
+// The prompt the next agent gets from the plan agent: its greeting, the request and the plan's first steps, then
+// what each mode drew last before the banner.
+const planHandedOn = (last: string): string =>
+  [PREAMBLE, "", "--- with Stand-in plan (plan) ---", "plan agent ready", "> please split the parser", "Here is my plan:", "  1. read the parser", "  2. split it into three functions", last, ""].join("\n");
+
 describe("the handoff keeps every word the agent drew before its limit message", () => {
   it("carries a plan drawn in the same write as the banner, and leaves out the banner and the limit screen", async () => {
     const prompt = await handedOn("plain");
-    expect(prompt).toBe(
-      [
-        PREAMBLE,
-        "",
-        "--- with Stand-in plan (plan) ---",
-        "plan agent ready",
-        "> please split the parser",
-        "Here is my plan:",
-        "  1. read the parser",
-        "  2. split it into three functions",
-        "  3. add a test for each",
-        "",
-      ].join("\n"),
-    );
+    expect(prompt).toBe(planHandedOn("  3. add a test for each"));
     // the prompt file beside the journal is the very prompt, and the limit is journaled as the message alone
     const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
     expect(readFileSync(join(folder, "prompt-1.txt"), "utf8")).toBe(prompt);
@@ -71,19 +63,6 @@ describe("the handoff keeps every word the agent drew before its limit message",
 
   it("carries the words drawn between escape sequences, even on the banner's own line", async () => {
     const prompt = await handedOn("styled");
-    expect(prompt).toBe(
-      [
-        PREAMBLE,
-        "",
-        "--- with Stand-in plan (plan) ---",
-        "plan agent ready",
-        "> please split the parser",
-        "Here is my plan:",
-        "  1. read the parser",
-        "  2. split it into three functions",
-        "Step one is done.",
-        "",
-      ].join("\n"),
-    );
+    expect(prompt).toBe(planHandedOn("Step one is done."));
   });
 });

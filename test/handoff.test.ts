@@ -118,6 +118,9 @@ describe("the handoff cut at the stop message", () => {
   const BANNER = "You've hit your weekly limit · resets Dec 3, 9am (Europe/Berlin)";
   const plan = ["> please split the parser", "Here is my plan:", "  1. read the parser", "  2. split it into three functions", "  3. add a test for each"];
   const menu = ["", " What do you want to do?", " ❯ 1. Stop and wait for limit to reset", "   2. Upgrade your plan", "› /exit", "Goodbye."];
+  // The transcript the next agent gets of one run of the plan agent stopped by BANNER, line by line.
+  const planTranscript = (conversation: string): string[] =>
+    buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n");
 
   // What the detector records for one batch of drawn lines, as a run would see it.
   function stopTextOf(lines: string[]): string {
@@ -141,8 +144,7 @@ describe("the handoff cut at the stop message", () => {
 
   it("keeps the words before the message on its own line, drawn between escape sequences", () => {
     const conversation = ["\x1b[1mHere is my plan:\x1b[0m", "  \x1b[2m1.\x1b[0m read the \x1b[36mparser\x1b[0m", `\x1b[32mStep one is done.\x1b[0m \x1b[33m⎿  ${BANNER}\x1b[0m`, ...menu].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "Here is my plan:", "  1. read the parser", "Step one is done."]);
+    expect(planTranscript(conversation)).toEqual(["--- with Stand-in plan (plan) ---", "Here is my plan:", "  1. read the parser", "Step one is done."]);
   });
 
   it("finds the message where the terminal wrapped it, and leaves a lone bullet before it out", () => {
@@ -161,8 +163,7 @@ describe("the handoff cut at the stop message", () => {
       `  ⎿  ${BANNER}`,
       ...menu,
     ].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual([
+    expect(planTranscript(conversation)).toEqual([
       "--- with Stand-in plan (plan) ---",
       "I renamed the helper.",
       `> it said ${BANNER} yesterday; is that still so?`,
@@ -181,8 +182,7 @@ describe("the handoff cut at the stop message", () => {
       `⎿  ${BANNER}`,
       ...menu,
     ].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual([
+    expect(planTranscript(conversation)).toEqual([
       "--- with Stand-in plan (plan) ---",
       "> please split the parser",
       `Step one is done. ⎿  ${BANNER}`,
