@@ -69,7 +69,7 @@ export async function measure({ root }) {
     const r1 = relay.look();
     await relay.stop();
 
-    const uuldana = host([join(root, "dist", "core", "cli.js"), "run", "--provider", "streamer"], home.env);
+    const uuldana = host([join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "streamer"], home.env);
     await sleep(1000);
     const u0 = uuldana.look();
     await sleep(2500);

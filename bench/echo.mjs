@@ -63,7 +63,7 @@ export async function measure({ root, script }) {
     direct: [agent, []],
     script: script ? ["script", ["-qfc", agent, "/dev/null"]] : undefined,
     relay: [process.execPath, [join(root, "bench", "relay.mjs"), agent]],
-    uuldana: [process.execPath, [join(root, "dist", "core", "cli.js"), "run", "--provider", "echoer"]],
+    uuldana: [process.execPath, [join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "echoer"]],
   };
   const sessions = {};
   try {

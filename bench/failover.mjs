@@ -69,7 +69,7 @@ export async function measure({ root }) {
     for (const id of ["first", "second"]) home.provider(id, { prompt: { mode: "argv" }, exit: { keys: ["{escape}", "/exit", "{enter}"], wait_seconds: 2 } });
     home.config({ providers: ["first", "second"], quiet_seconds: QUIET });
     home.env.LIMIT_MODE = "answer";
-    const cli = join(root, "dist", "core", "cli.js");
+    const cli = join(root, "dist", "core", "cli", "main.js");
     const switched = [];
     const started = [];
     for (let trial = 0, misses = 0; trial < TRIALS && misses < GIVE_UP_AFTER; trial++) {

@@ -42,7 +42,7 @@ export async function measure({ root }) {
     home.config({ providers: ["scroller"], scrollback: 10000 });
     // memory, not time: the two can share the machine without changing what is measured
     const [uuldana, relay] = await Promise.all([
-      settledRss([join(root, "dist", "core", "cli.js"), "run", "--provider", "scroller"], home.env),
+      settledRss([join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "scroller"], home.env),
       settledRss([join(root, "bench", "relay.mjs"), agent], home.env),
     ]);
     return {

@@ -42,7 +42,7 @@ export async function measure({ root }) {
       folders.push(folder);
     }
     const env = { ...process.env, PATH: folders.join(delimiter), UULDANA_CONFIG_DIR: join(dir, "config"), UULDANA_DATA_DIR: join(dir, "data"), UULDANA_CACHE_DIR: join(dir, "cache") };
-    const list = [join(root, "dist", "core", "cli.js"), "providers", "list"];
+    const list = [join(root, "dist", "core", "cli", "main.js"), "providers", "list"];
     const cold = [];
     const warm = [];
     const floor = [];

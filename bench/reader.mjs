@@ -42,7 +42,7 @@ function pass(classifyText, messages) {
 }
 
 export async function measure({ root }) {
-  const { classifyText } = await import(join(root, "dist", "core", "reader.js"));
+  const { classifyText } = await import(join(root, "dist", "core", "reader", "reader.js"));
   const inputs = { typical: output(50, SIZE_MB), dense: output(3, SIZE_MB) };
   // short passes first, so the compiler has warmed up before anything counts
   pass(classifyText, output(50, 2));

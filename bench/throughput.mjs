@@ -38,7 +38,7 @@ export async function measure({ root, script }) {
 
     const node = `"${process.execPath}"`;
     const relay = `"${join(root, "bench", "relay.mjs")}"`;
-    const cli = `"${join(root, "dist", "core", "cli.js")}"`;
+    const cli = `"${join(root, "dist", "core", "cli", "main.js")}"`;
     const commands = {
       direct: (f) => `cat "${f}" > /dev/null`,
       script: script ? (f) => `script -qfc 'cat "${f}"' /dev/null > /dev/null` : undefined,

@@ -1,4 +1,5 @@
 // The public API for provider packs and adapters.
-export { defineProvider, type ProviderAdapter } from "./adapter.js";
-export { LEVELS, type Level } from "./levels.js";
-export type { Entry, LevelFlags, Manifest, PromptMode } from "./types.js";
+export { defineProvider, type ProviderAdapter } from "./registry/adapter.js";
+export { LEVELS, type Level } from "./config/levels.js";
+export type { Entry } from "./config/config.js";
+export type { LevelFlags, Manifest, PromptMode } from "./registry/types.js";

@@ -3,8 +3,8 @@ import { join } from "node:path";
 
 import { afterAll, describe, expect, it } from "vitest";
 
-import { loadAdapter } from "../core/adapter.js";
-import { loadManifestFile } from "../core/manifest.js";
+import { loadAdapter } from "../core/registry/adapter.js";
+import { loadManifestFile } from "../core/registry/manifest.js";
 import { makeSandbox, standInManifest } from "./helpers.js";
 
 const sandbox = makeSandbox();

@@ -3,7 +3,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { loadConfig } from "../core/config.js";
+import { loadConfig } from "../core/config/config.js";
 import { makeSandbox, type Sandbox } from "./helpers.js";
 
 let sandbox: Sandbox;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
+import { readCooldowns, updateCooldowns } from "../core/session/cooldowns.js";
 import { fixtures, makeSandbox, type Sandbox } from "./helpers.js";
 
 let sandbox: Sandbox;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { classifyText } from "../core/reader.js";
+import { classifyText } from "../core/reader/reader.js";
 import { root } from "./helpers.js";
 
 // The corpus: real wording from the agents' own packages and their public issue trackers (each line names its

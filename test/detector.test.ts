@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { Detector, type DetectorEvent } from "../core/detector.js";
-import { classifyText } from "../core/reader.js";
+import { Detector, type DetectorEvent } from "../core/reader/detector.js";
+import { classifyText } from "../core/reader/reader.js";
 
 const now = new Date("2026-11-30T12:00:00Z");
 const make = (): Detector =>

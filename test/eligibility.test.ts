@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 
-import type { CooldownTable } from "../core/cooldowns.js";
-import type { Detection } from "../core/detect.js";
-import { assessEntry, buildPriorityList } from "../core/eligibility.js";
-import { pickLevel } from "../core/levels.js";
-import type { Entry, Manifest } from "../core/types.js";
+import type { CooldownTable } from "../core/session/cooldowns.js";
+import type { Detection } from "../core/registry/detect.js";
+import { assessEntry, buildPriorityList } from "../core/session/eligibility.js";
+import { pickLevel } from "../core/config/levels.js";
+import type { Entry } from "../core/config/config.js";
+import type { Manifest } from "../core/registry/types.js";
 
 const manifest = (id: string, extra: Partial<Manifest> = {}): Manifest => ({
   id,

@@ -4,9 +4,9 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { changeOrder } from "../core/agent-order.js";
-import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
-import { Journal } from "../core/journal.js";
+import { changeOrder } from "../core/config/agent-order.js";
+import { readCooldowns, updateCooldowns } from "../core/session/cooldowns.js";
+import { Journal } from "../core/session/journal.js";
 import { installAgents } from "./agents.js";
 import { bin, makeSandbox, standInManifest, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
-import { Detector } from "../core/detector.js";
-import { buildHandoff } from "../core/handoff.js";
-import { classifyText } from "../core/reader.js";
-import { Redactor } from "../core/redaction.js";
+import { Detector } from "../core/reader/detector.js";
+import { buildHandoff } from "../core/session/handoff.js";
+import { classifyText } from "../core/reader/reader.js";
+import { Redactor } from "../core/config/redaction.js";
 
 const part = {
   entry: "claude-work",

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
-export const bin = join(root, "dist", "core", "cli.js");
+export const bin = join(root, "dist", "core", "cli", "main.js");
 export const fixtures = join(root, "test", "fixtures");
 
 export interface Run {

@@ -4,9 +4,9 @@ import { PassThrough, Writable } from "node:stream";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { startRun, type HostOptions, type Run } from "../core/host.js";
-import { classifyText } from "../core/reader.js";
-import { LiveModes } from "../core/terminal.js";
+import { startRun, type HostOptions, type Run } from "../core/host/host.js";
+import { classifyText } from "../core/reader/reader.js";
+import { LiveModes } from "../core/terminal/tty.js";
 import { AGENTS, EXIT } from "./agents.js";
 import { fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 

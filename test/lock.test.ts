@@ -5,7 +5,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { readCooldowns, updateCooldowns } from "../core/cooldowns.js";
+import { readCooldowns, updateCooldowns } from "../core/session/cooldowns.js";
 import { installAgents } from "./agents.js";
 import { bin, fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { expandHome, resolveDirs } from "../core/paths.js";
+import { expandHome, resolveDirs } from "../core/base/paths.js";
 
 describe("where uuldana keeps its files", () => {
   it("prefers UULDANA_* over XDG over the platform's convention", () => {

@@ -3,9 +3,9 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import type { Level } from "../core/levels.js";
-import { strayPermissionFlag } from "../core/permission-flags.js";
-import type { Manifest } from "../core/types.js";
+import type { Level } from "../core/config/levels.js";
+import { strayPermissionFlag } from "../core/registry/permission-flags.js";
+import type { Manifest } from "../core/registry/types.js";
 import { linkAgent, makeSandbox, root, type Sandbox } from "./helpers.js";
 
 const builtIn = (id: string): Manifest => JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8")) as Manifest;

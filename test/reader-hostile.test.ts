@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { classifyText } from "../core/reader.js";
+import { classifyText } from "../core/reader/reader.js";
 
 // The reader runs on every line an agent draws, on uuldana's own thread: text an agent prints (a file it shows, a
 // log it tails) must never make it throw, and never make it take time out of proportion to the text.

@@ -3,9 +3,9 @@ import { join } from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
 
-import { LEVELS } from "../core/levels.js";
-import { renderReference, replaceReference } from "../core/reference.js";
-import type { Manifest } from "../core/types.js";
+import { LEVELS } from "../core/config/levels.js";
+import { renderReference, replaceReference } from "../core/config/reference.js";
+import type { Manifest } from "../core/registry/types.js";
 import { linkAgent, makeSandbox, root, type Sandbox } from "./helpers.js";
 
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -29,6 +29,13 @@ function shownCommands(): { command: string; output: string | undefined }[] {
     }
   }
   return found;
+}
+
+// Every source file under a folder of the repository, by its path from the root.
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(root, folder), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => `${folder}/${file}`);
 }
 
 // Words of a command line as a shell would split them (double quotes only; nothing is ever run through a shell).
@@ -55,7 +62,7 @@ describe("README", () => {
   });
 
   it("lists every source file in its project structure, and only paths that exist", () => {
-    for (const file of readdirSync(join(root, "core"))) expect(readme).toContain(`core/${file} `);
+    for (const file of sourceFiles("core")) expect(readme).toContain(`${file} `);
     const structure = /## Project structure\n\n```\n([\s\S]*?)```/.exec(readme)![1]!;
     const paths = structure.split("\n").map((line) => line.split(" ")[0]!).filter(Boolean);
     expect(paths.length).toBeGreaterThan(40);
@@ -83,7 +90,7 @@ describe("README", () => {
     const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
     // npm commands run elsewhere: by CI on a clean clone, or by the test named here
     const runBy: Record<string, () => boolean> = {
-      "npm ci && npm start": () => ci.includes("npm ci && npm start") && scripts.start === "node dist/core/cli.js demo",
+      "npm ci && npm start": () => ci.includes("npm ci && npm start") && scripts.start === "node dist/core/cli/main.js demo",
       "npm test": () => ci.includes("step test npm test"),
       "npm run test:real": () => ci.includes("step real npm run test:real"),
       "npm run bench": () => ci.includes("step bench npm run bench"),
@@ -122,9 +129,9 @@ describe("README", () => {
       "npm ci": ci.includes("npm ci && npm start"),
       // the tests' global setup takes the same steps
       "npm run build": readFileSync(join(root, "test", "build.ts"), "utf8").includes("schema-build.js"),
-      "npm run demo": scripts.demo === "node dist/core/cli.js demo" && tests.includes('run(["demo"])'),
+      "npm run demo": scripts.demo === "node dist/core/cli/main.js demo" && tests.includes('run(["demo"])'),
       // the script writes what the reference test above renders
-      "npm run reference": scripts.reference === "tsc -p tsconfig.json && node dist/core/reference-build.js",
+      "npm run reference": scripts.reference === "tsc -p tsconfig.json && node dist/core/config/reference-build.js",
       "npm run test:real": ci.includes("step real npm run test:real"),
       "npm install -g": tests.includes('"install", "--global"'),
       "npm install -g .": tests.includes('"install", "--global"'),

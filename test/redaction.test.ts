@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { credentialArgs, isSecretValue, Redactor, redactorFor } from "../core/redaction.js";
+import { credentialArgs, isSecretValue, Redactor, redactorFor } from "../core/config/redaction.js";
 
 describe("which env values are secrets", () => {
   it.each([

@@ -452,7 +452,7 @@ describe("failover chains and ends", () => {
     await terminal.exited;
     await sandbox.run(["cooldowns", "clear"]);
     const until = new Date(Date.now() + 90 * 60_000).toISOString();
-    const { updateCooldowns } = await import("../core/cooldowns.js");
+    const { updateCooldowns } = await import("../core/session/cooldowns.js");
     await updateCooldowns(sandbox.data, (entries) => {
       for (const key of ["limit", "line"]) entries.set(key, { until: new Date(until), since: new Date(), source: "inferred", kind: "weekly", text: "limit" });
     });
@@ -473,7 +473,7 @@ describe("failover chains and ends", () => {
 
 describe("rests that end", () => {
   it("starts an entry again once its rest is over, and says so", async () => {
-    const { updateCooldowns } = await import("../core/cooldowns.js");
+    const { updateCooldowns } = await import("../core/session/cooldowns.js");
     const ended = new Date(Date.now() - 60_000);
     await updateCooldowns(sandbox.data, (entries) => void entries.set("line", { until: new Date(Date.now() + 1000), since: new Date(), source: "inferred", kind: "weekly", text: "x" }));
     // the row stays in the table until the next write; make it one that has just ended

@@ -2,7 +2,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { escapeControls, safeOutput } from "../core/safe-text.js";
+import { escapeControls, safeOutput } from "../core/base/safe-text.js";
 import { EXIT } from "./agents.js";
 import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { Screen } from "../core/screen.js";
+import { Screen } from "../core/terminal/screen.js";
 
 async function feed(screen: Screen, ...chunks: string[]): Promise<void> {
   for (const chunk of chunks) screen.write(Buffer.from(chunk, "utf8"));

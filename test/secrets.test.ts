@@ -3,7 +3,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { Redactor, redactorFor } from "../core/redaction.js";
+import { Redactor, redactorFor } from "../core/config/redaction.js";
 import { EXIT, installAgents } from "./agents.js";
 import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { processStarted } from "../core/terminal.js";
+import { processStarted } from "../core/base/process.js";
 import { installAgents } from "./agents.js";
 import { bin, isAlive, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 
-import { readJournal } from "../core/journal.js";
+import { readJournal } from "../core/session/journal.js";
 import { makeSandbox } from "./helpers.js";
 
 const sandbox = makeSandbox();

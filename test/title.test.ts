@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { TitleFilter } from "../core/title.js";
+import { TitleFilter } from "../core/host/title.js";
 import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 
 const OURS = "uuldana · codex · ask";

@@ -174,7 +174,7 @@ function handedText(body) {
 // The one session in the data dir: its id and journal events, read directly while it runs.
 
 function uuldana(root, dirs, args) {
-  return spawnSync(process.execPath, [join(root, "dist", "core", "cli.js"), ...args], { encoding: "utf8", env: { ...process.env, ...dirs }, timeout: 20_000 });
+  return spawnSync(process.execPath, [join(root, "dist", "core", "cli", "main.js"), ...args], { encoding: "utf8", env: { ...process.env, ...dirs }, timeout: 20_000 });
 }
 
 // config.json: the three entries in order, each pointed at the loopback server with a throwaway home, one cwd.

@@ -18,7 +18,7 @@ export const READY = {
 
 // Starts a real agent through uuldana's host at the ask level, with plain streams for the user's terminal.
 export async function startHosted({ root, id, bin, env, setup, ...more }) {
-  const { startRun } = await import(join(root, "dist", "core", "host.js"));
+  const { startRun } = await import(join(root, "dist", "core", "host", "host.js"));
   const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));
   const level = manifest.levels.ask;
   return startRun({

@@ -13,7 +13,7 @@ const RESET_SECONDS = 5400;
 const READY = { codex: /Ask Codex to do anything/, "claude-code": /❯/ };
 
 export async function checkLimitScreens({ root, detections, env, check }) {
-  const { classifyText } = await import(join(root, "dist", "core", "reader.js"));
+  const { classifyText } = await import(join(root, "dist", "core", "reader", "reader.js"));
   for (const id of Object.keys(LIMIT_REPLIES)) {
     const bin = detections.get(id)?.path;
     if (!bin) continue;

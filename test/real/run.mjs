@@ -18,7 +18,7 @@ const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const require = createRequire(join(root, "package.json"));
 const pty = require("node-pty");
 const { Terminal } = require("@xterm/headless");
-const { detectProviders } = await import(join(root, "dist", "core", "detect.js"));
+const { detectProviders } = await import(join(root, "dist", "core", "registry", "detect.js"));
 
 // every scratch folder of this run (homes, projects, config folders, and what the CLIs themselves put in the
 // temporary folder) lives under one, removed at the end; UULDANA_REAL_KEEP=1 keeps it to look at

@@ -23,7 +23,7 @@ export function startTerminal({ root, cwd, env, cols = 120, rows = 40 }) {
   const pty = require("node-pty");
   const { Terminal } = require("@xterm/headless");
   const screen = new Terminal({ cols, rows, scrollback: 2000, allowProposedApi: true });
-  const child = pty.spawn("/bin/sh", ["-c", SCRIPT, "sh", process.execPath, join(root, "dist", "core", "cli.js")], { name: "xterm-256color", cols, rows, cwd, env });
+  const child = pty.spawn("/bin/sh", ["-c", SCRIPT, "sh", process.execPath, join(root, "dist", "core", "cli", "main.js")], { name: "xterm-256color", cols, rows, cwd, env });
   let output = "";
   let exited = false;
   const exit = new Promise((resolve) => child.onExit(resolve)).then(() => (exited = true));

@@ -1,0 +1,96 @@
+import type { Context } from "../config/context.js";
+import { readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
+import { formatInstant } from "../session/eligibility.js";
+import { UuldanaError } from "../base/errors.js";
+import { redactorFor } from "../config/redaction.js";
+import { loadRegistry } from "../registry/registry.js";
+import { result, type CommandResult } from "./result.js";
+import { renderTable } from "./table.js";
+import { formatWait } from "../base/time.js";
+
+// uuldana cooldowns: the entries resting after a usage limit, and until when.
+export async function listCooldowns(context: Context, options: { json?: boolean; now?: Date }): Promise<CommandResult> {
+  const table = usable(await readCooldowns(context.dirs.data));
+  const now = options.now ?? new Date();
+  const rows = [...table.entries]
+    .filter(([, row]) => row.until.getTime() > now.getTime())
+    .sort(([, a], [, b]) => a.until.getTime() - b.until.getTime());
+  const stderr = table.problem ? `warning: ${table.problem}\n` : "";
+  // a row written before a redact pattern was added (or by an older uuldana) is shown redacted all the same
+  const redactor = redactorFor(context.config);
+  const text = (row: { text: string | undefined }): string | null => (row.text === undefined ? null : redactor.redact(row.text));
+  if (options.json) {
+    const json = rows.map(([entry, row]) => ({
+      entry,
+      until: row.until.toISOString(),
+      since: row.since?.toISOString() ?? null,
+      source: row.source,
+      kind: row.kind ?? null,
+      text: text(row),
+    }));
+    return result(JSON.stringify(json, null, 2) + "\n", stderr);
+  }
+  if (rows.length === 0) return result("No entry is resting.\n", stderr);
+  const lines = rows.map(([entry, row]) => [
+    entry,
+    formatInstant(row.until),
+    formatWait(row.until.getTime() - now.getTime()),
+    row.source,
+    row.kind ?? "-",
+    (text(row) ?? "").replace(/\s+/g, " ").slice(0, 60),
+  ]);
+  return result(renderTable(["ENTRY", "RESTING UNTIL", "LEFT", "SOURCE", "KIND", "TEXT"], lines), stderr);
+}
+
+// uuldana cooldowns clear [ENTRY]: ends one entry's rest, or every one; an entry uuldana does not know is a mistake.
+export async function clearCooldowns(context: Context, entry: string | undefined): Promise<CommandResult> {
+  const before = usable(await readCooldowns(context.dirs.data));
+  if (entry && !before.entries.has(entry)) {
+    const known = await knownEntries(context, before);
+    if (!known.includes(entry)) {
+      throw new UuldanaError("E_USAGE", `cooldowns clear ${entry}: no entry has this key`, {
+        details: [`  entries: ${known.join(", ") || "none"}`],
+        hint: 'run "uuldana cooldowns" to see which entries are resting',
+      });
+    }
+  }
+  let cleared: string[] = [];
+  const write = await updateCooldowns(
+    context.dirs.data,
+    (entries) => {
+      cleared = entry ? (entries.delete(entry) ? [entry] : []) : [...entries.keys()];
+      if (!entry) entries.clear();
+    },
+    new Date(),
+    { keep: false },
+  );
+  if (!write.written) {
+    // a stray lock's reason says how to remove it; a busy one passes
+    const hint = write.notice?.includes("remove") ? undefined : "try again in a moment";
+    throw new UuldanaError("E_COOLDOWNS_LOCKED", `nothing was cleared: ${write.notice}`, { ...(hint ? { hint } : {}), exitCode: 1 });
+  }
+  const stderr = write.notice ? `warning: ${write.notice}\n` : "";
+  if (entry && cleared.length === 0) return result(`${entry} was not resting.\n`, stderr);
+  if (cleared.length === 0) return result("No entry was resting.\n", stderr);
+  return result(`Cleared: ${cleared.join(", ")}.\n`, stderr);
+}
+
+// --- internal ---
+
+// A table that is not a file (a folder, a named pipe) cannot be listed or cleared: a clear error, exit 2.
+function usable(table: CooldownTable): CooldownTable {
+  if (table.fault !== "not-a-file") return table;
+  throw new UuldanaError("E_COOLDOWNS_UNREADABLE", table.what ?? `cannot read ${table.file}`, { ...(table.fix ? { hint: table.fix } : {}) });
+}
+
+// The entries of the priority lists (yours, the project's, and the installed providers auto_detect may add),
+// then the rows of the table.
+async function knownEntries(context: Context, table: CooldownTable): Promise<string[]> {
+  const keys = context.config.entries.map((entry) => entry.key);
+  if (context.config.autoDetect) {
+    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
+    keys.push(...[...registry.providers.keys()].sort());
+  }
+  keys.push(...table.entries.keys());
+  return [...new Set(keys)];
+}

@@ -1,0 +1,164 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+
+import { stripEscapes } from "../base/ansi.js";
+import { loadContext } from "../config/context.js";
+import { packageRoot } from "../base/paths.js";
+import { checkNodePty } from "../terminal/pty.js";
+import { result, type CommandResult } from "./result.js";
+import { runCommand } from "./run-command.js";
+import { listSessionIds, showSession } from "./sessions-command.js";
+import { STOP_SIGNALS } from "../base/process.js";
+
+const AGENTS = ["demo-first", "demo-second"] as const;
+const QUESTION = "What happens when an agent's usage allowance runs out?";
+// what each demo agent prints when it waits for the user, and what the scripted user then types
+const CUES: { cue: string; keys: string; delayMs: number }[] = [
+  { cue: "Ask me anything.", keys: `${QUESTION}\r`, delayMs: 600 },
+  { cue: "Picking up where the first agent stopped.", keys: "/exit\r", delayMs: 1500 },
+];
+// a demo that has not ended by then is told to quit, whatever it shows
+const DEADLINE_MS = 40_000;
+
+// uuldana demo: a real session through the run engine, in a real pseudo-terminal, with the two demo agents shipped in
+// the package, and config, data and cache in a temporary folder. A scripted user asks the first agent a question;
+// its weekly allowance runs out; uuldana moves the conversation to the second. Ends with the session's history.
+export async function demoCommand(options: { keep?: boolean }): Promise<CommandResult> {
+  checkNodePty();
+  const folder = mkdtempSync(join(tmpdir(), "uuldana-demo-"));
+  // Ctrl+C stops the demo at any moment: the script stops typing, and the session ends after the agent is left
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  const screen = new DemoScreen();
+  try {
+    const env = prepare(folder);
+    const context = await loadContext({ env, cwd: join(folder, "project") });
+    screen.show(`uuldana demo: a scripted user types for you (your keyboard is not used; Ctrl+C stops the demo).\n`);
+    screen.show(`Two stand-in agents; config, data and cache in ${folder}\n`);
+    const user = scriptedUser(screen, stop.signal);
+    const ended = await runCommand(context, {
+      agentArgs: [],
+      terminal: user.terminal,
+      stop: stop.signal,
+      // the command key is no use here: the keyboard is the script's
+      say: (line) => screen.line(line.replace(/ · \S+ opens uuldana's prompt$/, "")),
+    }).finally(() => user.done());
+    screen.end();
+    const session = listSessionIds(context.dirs.data)[0];
+    const history = session ? showSession(context, session.id, {}).stdout.trimEnd() : "";
+    const failedOver = /^\d\d:\d\d {2}demo-second started at /m.test(history);
+    // a line of its own, even after the ^C a terminal echoes
+    const text = ["", ended.stderr.trimEnd()];
+    if (session) text.push("", `$ uuldana sessions show ${session.id}`, history);
+    text.push("");
+    if (options.keep) {
+      text.push(`The demo's files are kept in ${folder}. To look around:`, `  UULDANA_CONFIG_DIR=${env.UULDANA_CONFIG_DIR} UULDANA_DATA_DIR=${env.UULDANA_DATA_DIR} uuldana sessions`);
+    } else text.push("The demo's temporary folder, with the files named above, has been removed (uuldana demo --keep keeps it).");
+    if (failedOver) text.push("That was a failover. Run uuldana run in a project to start your own agents.");
+    const output = text.join("\n") + "\n";
+    if (stop.signal.aborted && !failedOver) return result(output, "uuldana: the demo was stopped before the failover\n", ended.exitCode);
+    if (!failedOver) return result(output, "uuldana: the demo did not reach the second agent\n", 1);
+    return result(output, "", ended.exitCode);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    if (!options.keep) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+// --- internal ---
+
+// What the demo shows: the agents' output as it comes on a terminal; without one, whole lines with no escape sequences
+// and no carriage returns, so a log reads cleanly.
+class DemoScreen {
+  private readonly color = Boolean(process.stdout.isTTY);
+  private partial = "";
+
+  show(text: string): void {
+    if (this.color) {
+      process.stdout.write(text);
+      return;
+    }
+    const lines = (this.partial + text).split("\n");
+    this.partial = lines.pop()!;
+    if (lines.length) process.stdout.write(lines.map((line) => stripEscapes(line).replace(/\r/g, "")).join("\n") + "\n");
+  }
+
+  // one of uuldana's own lines, set apart from the agents' output
+  line(text: string): void {
+    this.show(this.color ? `\r\n\x1b[36m${text}\x1b[0m\r\n` : `\n${text}\n`);
+  }
+
+  end(): void {
+    if (this.partial) this.show("\n");
+  }
+}
+
+// The demo's folders and programs: config with the two entries, their manifests as drop-ins, the agents on PATH.
+function prepare(folder: string): NodeJS.ProcessEnv {
+  const dirs = { config: join(folder, "config"), data: join(folder, "data"), cache: join(folder, "cache"), bin: join(folder, "bin"), project: join(folder, "project") };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(join(dirs.config, "providers"), { mode: 0o700 });
+  const shipped = join(packageRoot(), "examples", "demo");
+  for (const id of AGENTS) {
+    const manifest = readFileSync(join(shipped, "manifests", `${id}.json`), "utf8");
+    writeFileSync(join(dirs.config, "providers", `${id}.json`), manifest, { mode: 0o600 });
+    // the agent runs with this very Node, whatever PATH says
+    const body = readFileSync(join(shipped, "agents", `${id}.mjs`), "utf8").replace(/^#!.*\n/, "");
+    const shebang = /\s/.test(process.execPath) ? "#!/usr/bin/env node" : `#!${process.execPath}`;
+    const program = join(dirs.bin, `uuldana-${id}`);
+    writeFileSync(program, `${shebang}\n${body}`);
+    chmodSync(program, 0o700);
+  }
+  writeFileSync(join(dirs.config, "config.json"), JSON.stringify({ providers: [...AGENTS], auto_detect: false }, null, 2) + "\n", { mode: 0o600 });
+  return {
+    ...process.env,
+    UULDANA_CONFIG_DIR: dirs.config,
+    UULDANA_DATA_DIR: dirs.data,
+    UULDANA_CACHE_DIR: dirs.cache,
+    PATH: [dirs.bin, dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter),
+  };
+}
+
+// A terminal for the session whose keyboard is a script: it reads what the agents show and types at each cue, until
+// the demo is stopped.
+function scriptedUser(screen: DemoScreen, stopped: AbortSignal): { terminal: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream }; done(): void } {
+  const keyboard = new PassThrough();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, action: () => void): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!stopped.aborted) action();
+    }, ms);
+    timers.add(timer);
+  };
+  const type = (keys: string): void => {
+    [...keys].forEach((key, i) => later(i * 25, () => keyboard.write(key)));
+  };
+  let seen = "";
+  let next = 0;
+  const display = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const text = chunk.toString("utf8");
+      screen.show(text);
+      seen = (seen + stripEscapes(text)).slice(-2000);
+      const step = CUES[next];
+      if (step && seen.includes(step.cue)) {
+        next++;
+        seen = "";
+        later(step.delayMs, () => type(step.keys));
+      }
+      done();
+    },
+  });
+  later(DEADLINE_MS, () => type("\x1b/exit\r"));
+  return {
+    terminal: { stdin: keyboard as unknown as NodeJS.ReadStream, stdout: display as unknown as NodeJS.WriteStream },
+    done: () => {
+      for (const timer of timers) clearTimeout(timer);
+      keyboard.end();
+    },
+  };
+}

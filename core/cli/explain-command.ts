@@ -1,0 +1,93 @@
+import { createInterface } from "node:readline";
+
+import type { Context } from "../config/context.js";
+import { UuldanaError } from "../base/errors.js";
+import { formatInstant } from "../session/eligibility.js";
+import { compilePhrase } from "../reader/phrases.js";
+import { classifyText, type ReaderOptions, type Verdict } from "../reader/reader.js";
+import { loadRegistry } from "../registry/registry.js";
+import { result, type CommandResult } from "./result.js";
+import { formatWait } from "../base/time.js";
+
+export interface ExplainOptions {
+  json?: boolean;
+  jsonl?: boolean;
+  now?: string;
+  provider?: string;
+}
+
+// uuldana explain: the reader's verdict on a text, for people checking a phrase.
+export async function explainCommand(context: Context | undefined, words: string[], options: ExplainOptions): Promise<CommandResult> {
+  const reader = await readerOptions(context, options);
+  if (options.jsonl) return explainLines(reader);
+  const text = words.length ? words.join(" ") : await readAll(process.stdin);
+  const verdict = classifyText(text, reader);
+  if (options.json) return result(JSON.stringify(verdict, null, 2) + "\n");
+  return result(describe(verdict, reader.now));
+}
+
+// --- internal ---
+
+async function readerOptions(context: Context | undefined, options: ExplainOptions): Promise<ReaderOptions> {
+  const now = options.now ? new Date(options.now) : new Date();
+  if (Number.isNaN(now.getTime())) {
+    throw new UuldanaError("E_USAGE", `--now ${options.now}: not a date and time`, { hint: "give an ISO 8601 instant, for example 2026-11-30T12:00:00Z" });
+  }
+  const reader: ReaderOptions = { now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  if (options.provider && context) {
+    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
+    const record = registry.providers.get(options.provider);
+    if (!record) {
+      throw new UuldanaError("E_USAGE", `--provider ${options.provider}: no valid manifest has this id`, {
+        hint: 'run "uuldana providers list --all" to see the known providers',
+      });
+    }
+    reader.phrases = (record.manifest.limit_phrases ?? []).map(compilePhrase);
+  }
+  return reader;
+}
+
+// One JSON string per input line, one verdict per output line, in the same order.
+async function explainLines(reader: ReaderOptions): Promise<CommandResult> {
+  const lines: string[] = [];
+  const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of input) {
+    let text: unknown;
+    try {
+      text = JSON.parse(line);
+    } catch {
+      lines.push(JSON.stringify({ error: "not JSON: each input line must be one JSON string" }));
+      continue;
+    }
+    if (typeof text !== "string") {
+      lines.push(JSON.stringify({ error: "not a JSON string: each input line must be one JSON string" }));
+      continue;
+    }
+    lines.push(JSON.stringify(classifyText(text, reader)));
+  }
+  return result(lines.length ? lines.join("\n") + "\n" : "");
+}
+
+function describe(verdict: Verdict, now: Date): string {
+  const lines = [verdict.stop ? `stop: yes, a ${verdict.kind === "unknown" ? "usage" : verdict.kind} limit (score ${verdict.score})` : `stop: no (score ${verdict.score})`];
+  if (verdict.reset_at) {
+    const at = new Date(verdict.reset_at);
+    const when = at.getTime() < now.getTime() ? "already past" : `in ${formatWait(at.getTime() - now.getTime())}`;
+    lines.push(`returns: ${formatInstant(at)} (${when})`);
+  } else if (verdict.stop) {
+    lines.push("returns: not said; the entry would rest for cooldown_minutes");
+  }
+  lines.push("because:");
+  for (const reason of verdict.reasons) lines.push(`  - ${reason}`);
+  return lines.join("\n") + "\n";
+}
+
+function readAll(stream: NodeJS.ReadStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (text += chunk));
+    stream.on("end", () => resolve(text));
+    stream.on("error", reject);
+  });
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from "commander";
+
+import { loadContext } from "../config/context.js";
+import { UuldanaError, formatError, formatInternalError } from "../base/errors.js";
+import { LEVELS, type Level } from "../config/levels.js";
+import { resolveDirs } from "../base/paths.js";
+import { listProviders, validateManifests } from "./providers-command.js";
+import type { CommandResult } from "./result.js";
+import { safeOutput } from "../base/safe-text.js";
+import { releaseLostTerminal } from "../terminal/tty.js";
+import { VERSION } from "../base/version.js";
+
+// Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
+// drains. Only the commands that host agents (run, resume, demo) also write while they run. Everything printed here
+// passes through safeOutput: whatever a file, an agent or another program put into a message, no control sequence
+// reaches the terminal — so a new command, or a new message quoting a value, needs nothing of its own.
+async function main(argv: readonly string[]): Promise<number> {
+  let outcome: CommandResult | undefined;
+  const program = buildProgram((value) => {
+    outcome = value;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    return report(error);
+  }
+  if (!outcome) return 0;
+  if (outcome.stdout) process.stdout.write(safeOutput(outcome.stdout));
+  if (outcome.stderr) process.stderr.write(safeOutput(outcome.stderr));
+  return outcome.exitCode;
+}
+
+// --- internal ---
+
+function buildProgram(done: (result: CommandResult) => void): Command {
+  const program = new Command("uuldana")
+    .description("Run AI coding agents in your terminal; when one's usage allowance is gone, continue with the next.")
+    .version(VERSION, "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .addHelpCommand(false)
+    .option("--config <file>", "use this file instead of your config.json")
+    .showHelpAfterError("(run uuldana --help for usage)")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(safeOutput(text)),
+      writeErr: (text) => process.stderr.write(safeOutput(text)),
+      outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`),
+    })
+    .addHelpText("after", () => {
+      const dirs = resolveDirs();
+      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
+    });
+
+  // the folders and merged config, for commands that need them (--config replaces config.json)
+  const commandContext = (): ReturnType<typeof loadContext> => loadContext({ configFile: program.opts<{ config?: string }>().config });
+
+  program
+    .command("run")
+    .description("run the first available entry of the priority list in this terminal, passed through untouched")
+    .option("--provider <entry>", "try this entry first")
+    .addOption(new Option("--ceiling <level>", "the most the agents may do without asking").choices(LEVELS))
+    .option("--no-failover", "stay on the first agent when its allowance is gone")
+    .argument("[agent-args...]", "arguments after -- go to the first agent")
+    .exitOverride()
+    .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean }) => {
+      const context = await commandContext();
+      const { runCommand } = await import("./run-command.js");
+      done(await runCommand(context, { ...options, agentArgs }));
+    });
+
+  program
+    .command("explain")
+    .description("say whether a text means a usage allowance is gone, why, and when it returns")
+    .argument("[text...]", "the text (several words are one text); none: read standard input")
+    .option("--json", "print the verdict as one JSON document")
+    .option("--jsonl", "read one JSON string per input line, print one verdict per line")
+    .option("--now <iso>", "read times as if it were this instant (the TZ variable sets the zone)")
+    .option("--provider <id>", "also use this provider's limit_phrases")
+    .exitOverride()
+    .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
+      const { explainCommand } = await import("./explain-command.js");
+      const context = options.provider ? await commandContext() : undefined;
+      done(await explainCommand(context, words, options));
+    });
+
+  program
+    .command("resume")
+    .description("continue a session (the newest begun in this folder, by default) with its whole history")
+    .argument("[session]", "the session's id")
+    .exitOverride()
+    .action(async (id: string | undefined) => {
+      const context = await commandContext();
+      const { resumeCommand } = await import("./resume-command.js");
+      done(await resumeCommand(context, id));
+    });
+
+  program
+    .command("demo")
+    .description("watch a failover between two stand-in agents, in temporary folders (about 10 seconds)")
+    .option("--keep", "keep the demo's config, data and journal instead of removing them")
+    .exitOverride()
+    .action(async (options: { keep?: boolean }) => {
+      const { demoCommand } = await import("./demo-command.js");
+      done(await demoCommand(options));
+    });
+
+  const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
+  sessions
+    .command("list", { isDefault: true })
+    .description("every session, newest first: runs and state")
+    .option("--json", "print one JSON array")
+    .exitOverride()
+    .action(async (options: { json?: boolean }) => {
+      const context = await commandContext();
+      const { listSessions } = await import("./sessions-command.js");
+      done(listSessions(context, options));
+    });
+  sessions
+    .command("show")
+    .description("one session's history across providers")
+    .argument("<session>", "the session's id")
+    .option("--json", "print the journal's events as one JSON array")
+    .exitOverride()
+    .action(async (id: string, options: { json?: boolean }) => {
+      const context = await commandContext();
+      const { showSession } = await import("./sessions-command.js");
+      done(showSession(context, id, options));
+    });
+  sessions
+    .command("stop")
+    .description("end the agent a session left running when its uuldana was gone (HUP, TERM, then KILL)")
+    .argument("<session>", "the session's id")
+    .exitOverride()
+    .action(async (id: string) => {
+      const context = await commandContext();
+      const { stopSession } = await import("./sessions-command.js");
+      done(stopSession(context, id));
+    });
+
+  const cooldowns = program.command("cooldowns").description("the entries resting after a usage limit").addHelpCommand(false).exitOverride();
+  cooldowns
+    .command("list", { isDefault: true })
+    .description("show the resting entries and until when")
+    .option("--json", "print one JSON array")
+    .exitOverride()
+    .action(async (options: { json?: boolean }) => {
+      const context = await commandContext();
+      const { listCooldowns } = await import("./cooldowns-command.js");
+      done(await listCooldowns(context, options));
+    });
+  cooldowns
+    .command("clear")
+    .description("end an entry's rest (all entries when none is named)")
+    .argument("[entry]", "the entry's key")
+    .exitOverride()
+    .action(async (entry: string | undefined) => {
+      const context = await commandContext();
+      const { clearCooldowns } = await import("./cooldowns-command.js");
+      done(await clearCooldowns(context, entry));
+    });
+
+  const providers = program
+    .command("providers")
+    .description("the agents uuldana knows, their order and whether each can run")
+    .addHelpCommand(false)
+    .exitOverride();
+
+  const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);
+  providers
+    .command("list", { isDefault: true })
+    .description("show the priority list: order, version, level, prompt support, resting, status")
+    .option("--all", "also show known providers that are not installed")
+    .option("--json", "print one JSON array")
+    .addOption(ceilingOption)
+    .exitOverride()
+    .action(async (options: { all?: boolean; json?: boolean; ceiling?: Level }) => {
+      const context = await commandContext();
+      done(await listProviders(context, options));
+    });
+
+  providers
+    .command("validate")
+    .description("check provider manifest files (or folders of them); exit 1 when any is invalid")
+    .argument("<paths...>", "manifest files or folders")
+    .exitOverride()
+    .action(async (paths: string[]) => {
+      done(await validateManifests(paths, process.cwd()));
+    });
+
+  for (const group of [sessions, cooldowns, providers]) refuseUnknownWords(group);
+  return program;
+}
+
+// "list" is each group's default command, so commander hands it any word that names no command, and says "too many
+// arguments for 'list'"; such a word is an unknown command of the group, said as one, with the group's commands.
+function refuseUnknownWords(group: Command): void {
+  const list = group.commands.find((command) => command.name() === "list")!;
+  list.allowExcessArguments(true).hook("preAction", (command) => {
+    let words = command.args;
+    // "list" itself, written after an option of the group's (uuldana providers --json list)
+    if (group.args[0] !== list.name() && words[0] === list.name()) words = words.slice(1);
+    const word = words[0];
+    if (word === undefined) return;
+    const names = group.commands.map((known) => known.name());
+    let message: string;
+    if (group.args[0] === list.name() || words !== command.args) message = `unexpected argument "${word}" for "${group.name()} list", which takes none`;
+    else if (names.includes(word)) message = `"${word}" must come right after "${group.name()}", before any option`;
+    else message = `unknown command "${word}" for "${group.name()}"; its commands: ${names.join(", ")}`;
+    command.error(message, { code: "commander.unknownCommand", exitCode: 2 });
+  });
+}
+
+function report(error: unknown): number {
+  if (error instanceof CommanderError) {
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
+      return 0;
+    }
+    return 2;
+  }
+  if (error instanceof UuldanaError) {
+    process.stderr.write(safeOutput(formatError(error)));
+    return error.exitCode;
+  }
+  process.stderr.write(safeOutput(formatInternalError(error)));
+  return 70;
+}
+
+// A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left
+// to write is dropped, and the command ends as it would have. Output that could not be written for any other reason
+// (a full disk) is lost output: the exit code says so.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" && error.code !== "EIO" && !process.exitCode) process.exitCode = 1;
+  });
+}
+process.on("exit", releaseLostTerminal);
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,134 @@
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+
+import type { Context } from "../config/context.js";
+import { readCooldowns } from "../session/cooldowns.js";
+import { detectProviders } from "../registry/detect.js";
+import { assessEntry, buildPriorityList, formatInstant, type Assessment } from "../session/eligibility.js";
+import { formatError } from "../base/errors.js";
+import { effectiveCeiling, levelRank, type Level } from "../config/levels.js";
+import { loadManifestFile } from "../registry/manifest.js";
+import { listManifestFiles } from "../registry/packs.js";
+import { loadRegistry } from "../registry/registry.js";
+import { result, type CommandResult } from "./result.js";
+import { escapeControls } from "../base/safe-text.js";
+import { renderTable } from "./table.js";
+import type { Manifest } from "../registry/types.js";
+
+export interface ListOptions {
+  all?: boolean;
+  json?: boolean;
+  ceiling?: Level;
+  now?: Date;
+  // assess for a handoff: an entry must take a first prompt
+  handoff?: boolean;
+}
+
+// The priority list as the next start would walk it, with each entry's state and reasons.
+export async function assessProviders(
+  context: Context,
+  options: ListOptions = {},
+): Promise<{ rows: Assessment[]; notes: string[]; ceiling: Level }> {
+  const { config, dirs, env } = context;
+  const [registry, cooldowns] = await Promise.all([
+    loadRegistry({ configDir: dirs.config, packs: config.packs, env }),
+    readCooldowns(dirs.data),
+  ]);
+  const providers = new Map<string, Manifest>([...registry.providers].map(([id, record]) => [id, record.manifest]));
+  const detections = await detectProviders([...providers.values()], { env, cacheDir: dirs.cache });
+  const entries = buildPriorityList({
+    entries: config.entries,
+    autoDetect: config.autoDetect,
+    providers,
+    detections,
+    includeAll: options.all === true,
+  });
+  const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
+  const now = options.now ?? new Date();
+  const rows = entries.map((entry, index) =>
+    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
+  );
+  // each note is one line, whatever the values it quotes from a project's config or a manifest hold
+  const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
+  if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
+    notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
+  }
+  if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
+  const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
+  return { rows, notes: [...notes, ...broken], ceiling };
+}
+
+export async function listProviders(context: Context, options: ListOptions = {}): Promise<CommandResult> {
+  const { rows, notes, ceiling } = await assessProviders(context, options);
+  const stderr = notes.length ? notes.join("\n") + "\n" : "";
+  if (options.json) return result(JSON.stringify(rows.map(toJson), null, 2) + "\n", stderr);
+  if (rows.length === 0) {
+    return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
+  }
+  const table = renderTable(
+    ["#", "ENTRY", "PROVIDER", "VERSION", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
+    rows.map((row) => [
+      String(row.order),
+      row.entry.key,
+      row.entry.id,
+      row.detection?.version ?? "-",
+      row.level ?? "-",
+      row.prompt,
+      row.restingUntil ? formatInstant(row.restingUntil) : "-",
+      row.eligible ? "ready" : row.reasons.join("; "),
+    ]),
+  );
+  const first = rows.find((row) => row.eligible);
+  const summary = first
+    ? `Ceiling ${ceiling}: a new session starts ${first.entry.key} at ${first.level}.`
+    : `Ceiling ${ceiling}: no entry can run now.`;
+  return result(`${table}\n${summary}\n`, stderr);
+}
+
+// Checks manifest files (or folders of them) for authors; exit 1 when any is invalid, 2 when a folder holds none.
+export async function validateManifests(paths: readonly string[], cwd: string): Promise<CommandResult> {
+  const files: string[] = [];
+  const empty: string[] = [];
+  for (const path of paths) {
+    const absolute = resolve(cwd, path);
+    const isFolder = await stat(absolute).then((info) => info.isDirectory(), () => false);
+    const found = isFolder ? await listManifestFiles(absolute) : [absolute];
+    if (found.length === 0) empty.push(absolute);
+    files.push(...found);
+  }
+  let stdout = "";
+  let stderr = "";
+  let invalid = 0;
+  for (const file of files) {
+    const record = await loadManifestFile(file, "drop-in");
+    if (record.manifest) stdout += `valid: ${file} (${record.manifest.id})\n`;
+    else {
+      invalid++;
+      stderr += formatError(record.error!);
+    }
+  }
+  for (const folder of empty) {
+    stderr += `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`;
+  }
+  if (empty.length > 0) return result(stdout, stderr, 2);
+  return result(stdout, stderr, invalid > 0 ? 1 : 0);
+}
+
+// --- internal ---
+
+function toJson(row: Assessment): Record<string, unknown> {
+  return {
+    entry: row.entry.key,
+    provider: row.entry.id,
+    name: row.manifest?.name ?? null,
+    origin: row.entry.origin,
+    installed: row.detection?.installed === true,
+    path: row.detection?.path ?? null,
+    version: row.detection?.version ?? null,
+    level: row.level,
+    prompt: row.prompt,
+    resting_until: row.restingUntil?.toISOString() ?? null,
+    eligible: row.eligible,
+    reasons: row.reasons,
+  };
+}

@@ -1,0 +1,308 @@
+import { existsSync } from "node:fs";
+import { basename, dirname, join, parse } from "node:path";
+
+import { UuldanaError } from "../base/errors.js";
+import { checkRegularFile, FileProblem, readRegularFile } from "../base/files.js";
+import { levelRank, type Level } from "./levels.js";
+import { parseJson } from "../base/json.js";
+import { expandHome, packageRoot, type Env } from "../base/paths.js";
+import { credentialArgs } from "./redaction.js";
+import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
+
+// The settings a session runs with, after defaults, the user's file and the project's restrictions.
+export interface Config {
+  entries: Entry[];
+  failover: boolean;
+  autoDetect: boolean;
+  cooldownMinutes: number;
+  ceiling: Level;
+  // the ceiling a project set, which nothing (not even --ceiling) may exceed
+  projectCeiling: Level | undefined;
+  quietSeconds: number;
+  dismissSeconds: number;
+  commandKey: string;
+  scrollback: number;
+  packs: string[];
+  // patterns blanked out of session journals
+  redact: RegExp[];
+  // the env values (and credential args) of every entry of the user's own file, kept before a project's config cuts the list down: they
+  // are secrets whatever the project keeps
+  secrets: string[];
+  userFile: string;
+  projectFile: string | undefined;
+  notes: string[];
+}
+
+interface RawEntry {
+  id: string;
+  name?: string;
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+interface RawConfig {
+  providers?: (string | RawEntry)[];
+  failover?: boolean;
+  auto_detect?: boolean;
+  cooldown_minutes?: number;
+  ceiling?: Level;
+  quiet_seconds?: number;
+  dismiss_seconds?: number;
+  command_key?: string;
+  scrollback?: number;
+  packs?: string[];
+  redact?: string[];
+}
+
+export interface ConfigOptions {
+  configDir: string;
+  configFile?: string;
+  cwd?: string;
+  env?: Env;
+}
+
+const PROJECT_KEYS = new Set(["$schema", "providers", "failover", "quiet_seconds", "dismiss_seconds", "ceiling"]);
+
+// Loads config.json (or --config FILE) and merges a project's config over it without widening anything.
+export async function loadConfig(options: ConfigOptions): Promise<Config> {
+  const env = options.env ?? process.env;
+  const userFile = options.configFile ?? join(options.configDir, "config.json");
+  const user = await readUserConfig(userFile, options.configFile !== undefined);
+  const entries = toEntries(user.providers ?? [], userFile, env);
+  const config: Config = {
+    entries,
+    failover: user.failover ?? true,
+    autoDetect: user.auto_detect ?? true,
+    cooldownMinutes: user.cooldown_minutes ?? 300,
+    ceiling: user.ceiling ?? "ask",
+    projectCeiling: undefined,
+    quietSeconds: user.quiet_seconds ?? 1.5,
+    dismissSeconds: user.dismiss_seconds ?? 20,
+    commandKey: user.command_key ?? "ctrl-]",
+    scrollback: user.scrollback ?? 5000,
+    packs: user.packs ?? [],
+    redact: compileRedactions(user.redact ?? [], userFile),
+    secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
+    userFile,
+    projectFile: undefined,
+    notes: [],
+  };
+  const project = await findProjectConfig(options.cwd ?? process.cwd());
+  if (project) applyProject(config, project.config, project.filepath);
+  return config;
+}
+
+// --- internal ---
+
+function compileRedactions(patterns: string[], file: string): RegExp[] {
+  return patterns.map((pattern, index) => {
+    try {
+      return new RegExp(pattern, "g");
+    } catch (error) {
+      const issue: Issue = {
+        pointer: `/redact/${index}`,
+        message: `is not a valid regular expression (${(error as Error).message.replace(/^Invalid regular expression: /, "")})`,
+        value: pattern,
+        allowed: "a JavaScript regular expression",
+        hint: describePointer("config", "/redact"),
+      };
+      throw new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (1 problem)`, { details: formatIssues([issue]) });
+    }
+  });
+}
+
+async function readUserConfig(file: string, required: boolean): Promise<RawConfig> {
+  let text: string;
+  try {
+    text = await readRegularFile(file);
+  } catch (error) {
+    if (!(error instanceof FileProblem)) throw error;
+    if (error.missing && !required) return {};
+    if (error.missing) {
+      throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file} (ENOENT)`, { hint: "check the path given to --config" });
+    }
+    // "is a folder", "is a named pipe", "is a symbolic link that loops": something other than a file is there
+    const notAFile = error.reason.startsWith("is ");
+    const hint = !notAFile ? error.fix : required ? `give --config a JSON file; ${error.fix}` : `config.json must be a JSON file: ${error.fix} (without it uuldana uses its defaults)`;
+    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file}: it ${error.reason}`, { hint });
+  }
+  const data = parseJson(text, file);
+  assertValid(data, file);
+  return data as RawConfig;
+}
+
+function assertValid(data: unknown, file: string): void {
+  const issues = validateDocument("config", data);
+  if (issues.length === 0) return;
+  const count = issues.length === 1 ? "1 problem" : `${issues.length} problems`;
+  throw new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (${count})`, { details: formatIssues(issues) });
+}
+
+function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[] {
+  const entries: Entry[] = [];
+  const seen = new Map<string, number>();
+  items.forEach((item, index) => {
+    const raw: RawEntry = typeof item === "string" ? { id: item } : item;
+    const key = raw.name ?? raw.id;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      const issue: Issue = {
+        pointer: `/providers/${index}`,
+        message: `"${key}" is already the key of providers[${first}]`,
+        value: item,
+        hint: describePointer("config", "/providers/0/name"),
+      };
+      throw new UuldanaError("E_CONFIG_DUPLICATE_ENTRY", `two entries in ${file} have the key "${key}"`, {
+        details: formatIssues([issue]),
+        hint: `give one of them its own "name", for example {"id": "${raw.id}", "name": "${raw.id}-2"}`,
+      });
+    }
+    seen.set(key, index);
+    const expandedEnv = Object.fromEntries(Object.entries(raw.env ?? {}).map(([k, v]) => [k, expandHome(v, env)]));
+    entries.push({
+      key,
+      id: raw.id,
+      ...(raw.name ? { name: raw.name } : {}),
+      env: expandedEnv,
+      args: (raw.args ?? []).map((arg) => expandHome(arg, env)),
+      origin: "config",
+    });
+  });
+  return entries;
+}
+
+// A project may reorder or restrict, never widen; whatever it may not set is reported and ignored.
+function applyProject(config: Config, data: unknown, file: string): void {
+  const note = (text: string): void => void config.notes.push(`${file}: ${text}`);
+  // what a project may not set is reported and ignored before anything is checked, so a key added later (or one a
+  // cloned repository made up) never stops uuldana; what it may set is checked as strictly as the user's own
+  const isObject = typeof data === "object" && data !== null && !Array.isArray(data);
+  const allowed = isObject ? Object.fromEntries(Object.entries(data).filter(([key]) => PROJECT_KEYS.has(key))) : data;
+  if (isObject) {
+    for (const key of Object.keys(data)) {
+      if (PROJECT_KEYS.has(key)) continue;
+      // a key of config.json has a description in its schema; a project naming one it may not set is told so
+      note(describePointer("config", `/${key}`) !== undefined ? `"${key}" can only be set in your own config.json; ignored` : `"${key}" is not a setting uuldana knows; ignored`);
+    }
+  }
+  assertValid(allowed, file);
+  const project = allowed as RawConfig & Record<string, unknown>;
+  config.projectFile = file;
+  if (project.ceiling !== undefined) {
+    if (levelRank(project.ceiling) > levelRank(config.ceiling)) {
+      note(`"ceiling": "${project.ceiling}" is above your ceiling "${config.ceiling}"; ignored`);
+    } else {
+      config.ceiling = project.ceiling;
+      config.projectCeiling = project.ceiling;
+    }
+  }
+  if (project.failover === false) config.failover = false;
+  else if (project.failover === true && !config.failover) note(`"failover": true would turn on what you turned off; ignored`);
+  if (project.quiet_seconds !== undefined) config.quietSeconds = project.quiet_seconds;
+  if (project.dismiss_seconds !== undefined) config.dismissSeconds = project.dismiss_seconds;
+  if (project.providers) config.entries = reorderEntries(config, project.providers, note);
+}
+
+function reorderEntries(config: Config, items: (string | RawEntry)[], note: (text: string) => void): Entry[] {
+  const byKey = new Map(config.entries.map((entry) => [entry.key, entry]));
+  const result: Entry[] = [];
+  const used = new Set<string>();
+  items.forEach((item, index) => {
+    if (typeof item !== "string") {
+      note(`providers[${index}] is an entry object; a project may only name entries or provider ids; ignored`);
+      return;
+    }
+    if (used.has(item)) {
+      note(`providers[${index}] names "${item}" a second time; ignored`);
+      return;
+    }
+    const listed = byKey.get(item);
+    if (listed) result.push(listed);
+    else if (config.autoDetect) result.push({ key: item, id: item, env: {}, args: [], origin: "project" });
+    else {
+      note(`providers[${index}] names "${item}", which is not in your providers list and auto_detect is off; ignored`);
+      return;
+    }
+    used.add(item);
+  });
+  return result;
+}
+
+const PROJECT_PLACES = ["package.json", ".uuldanarc", ".uuldanarc.json", "uuldana.config.json"];
+
+// Project config files are JSON only: a cloned repository never runs code here, nor makes uuldana read other files.
+async function findProjectConfig(cwd: string): Promise<{ config: unknown; filepath: string } | undefined> {
+  const stop = repositoryRoot(cwd);
+  const { cosmiconfig } = await import("cosmiconfig");
+  const loadJson = (filepath: string, content: string): unknown => {
+    // in a package.json only uuldana's own key is uuldana's business
+    const data = parseJson(content, filepath, "E_JSON_SYNTAX", basename(filepath) === "package.json" ? "uuldana" : undefined);
+    const own = basename(filepath) === "package.json" ? (data as { uuldana?: unknown } | null)?.uuldana : data;
+    if (typeof own === "object" && own !== null && "$import" in own) {
+      throw new UuldanaError("E_CONFIG_INVALID", `invalid project config ${filepath}: "$import" is not supported`, {
+        hint: "a project config is read on its own; put the settings in this file",
+      });
+    }
+    return data;
+  };
+  const refuse = (): never => {
+    throw new Error("uuldana reads JSON project config only");
+  };
+  const explorer = withCwd(packageRoot(), () =>
+    cosmiconfig("uuldana", {
+      searchStrategy: "none",
+      searchPlaces: PROJECT_PLACES,
+      loaders: { ".json": loadJson, noExt: loadJson, ".js": refuse, ".mjs": refuse, ".cjs": refuse, ".ts": refuse, ".yaml": refuse, ".yml": refuse },
+      cache: false,
+    }),
+  );
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    await checkProjectPlaces(dir);
+    const found = await explorer.search(dir);
+    if (found && !found.isEmpty) return { config: found.config, filepath: found.filepath };
+    if (dir === stop || dir === dirname(dir)) return undefined;
+  }
+}
+
+// A folder, named pipe or broken link where a project config would be is reported before cosmiconfig reads it:
+// cosmiconfig would wait on a pipe forever and skip the others without a word.
+async function checkProjectPlaces(dir: string): Promise<void> {
+  for (const name of PROJECT_PLACES) {
+    const problem = await checkRegularFile(join(dir, name));
+    if (problem) {
+      throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read project config ${problem.file}: it ${problem.reason}`, {
+        hint: `a project config must be a JSON file: ${problem.fix}`,
+      });
+    }
+  }
+}
+
+// The nearest folder holding .git, or the start folder itself outside a repository.
+function repositoryRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    if (dir === parse(dir).root) return start;
+  }
+}
+
+// cosmiconfig reads a "meta" config from the current folder when it is created, with loaders that run code;
+// creating it from uuldana's own folder keeps a repository's .config/config.js from ever being loaded.
+function withCwd<T>(dir: string, fn: () => T): T {
+  const previous = process.cwd();
+  process.chdir(dir);
+  try {
+    return fn();
+  } finally {
+    process.chdir(previous);
+  }
+}
+
+// One item of the priority list.
+export interface Entry {
+  key: string;
+  id: string;
+  name?: string;
+  env: Record<string, string>;
+  args: string[];
+  origin: "config" | "project" | "detected";
+}

@@ -1,0 +1,72 @@
+import { escapeControls } from "../base/safe-text.js";
+
+// uuldana's own prompt, opened with the command key in place of the agent's screen.
+export interface PromptContext {
+  header(): string[];
+  status(): string[];
+  // "/agent …": the priority list, and changes to it
+  agent?: (args: string) => string[];
+}
+
+export type PromptOutcome = "open" | "close" | "send-key";
+
+const COMMANDS = ["/status", "/agent", "/close"];
+
+export class CommandPrompt {
+  private line = "";
+  private message: string[] = [];
+
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly context: PromptContext,
+    private readonly key: { byte: number; kitty: string; name: string },
+    private readonly width: () => number,
+  ) {}
+
+  open(): void {
+    this.line = "";
+    this.message = [`Commands: ${COMMANDS.join(", ")}. Esc or Enter closes; ${this.key.name} again sends ${this.key.name} to the agent.`];
+    this.draw();
+  }
+
+  // Handles typed bytes; says whether the prompt stays open, closes, or closes and sends the key to the agent.
+  input(data: Buffer): PromptOutcome {
+    const text = data.toString("utf8");
+    if (text === "\x1b" || text === "\x03") return "close";
+    if (text === this.key.kitty || (data.length === 1 && data[0] === this.key.byte)) return "send-key";
+    if (text.startsWith("\x1b")) return "open";
+    for (const char of text) {
+      if (char === "\r" || char === "\n") {
+        const outcome = this.submit();
+        if (outcome !== "open") return outcome;
+      } else if (char === "\x7f" || char === "\b") {
+        this.line = [...this.line].slice(0, -1).join("");
+      } else if (char >= " ") {
+        this.line += char;
+      }
+    }
+    this.draw();
+    return "open";
+  }
+
+  // --- internal ---
+
+  private submit(): PromptOutcome {
+    const command = this.line.trim();
+    this.line = "";
+    if (command === "" || command === "/close") return "close";
+    if (command === "/status") this.message = this.context.status();
+    else if ((command === "/agent" || command.startsWith("/agent ")) && this.context.agent) this.message = this.context.agent(command.slice(6).trim());
+    else this.message = [`unknown command "${command}"; commands: ${COMMANDS.join(", ")}`];
+    return "open";
+  }
+
+  private draw(): void {
+    // each line fits the terminal, so the prompt never scrolls what it drew
+    const cols = Math.max(20, this.width());
+    const fit = (line: string): string => ([...line].length > cols ? `${[...line].slice(0, cols - 1).join("")}…` : line);
+    // its lines quote the agent's title, its command line, notices and what was typed: none may carry a control
+    const lines = [...this.context.header(), "", ...this.message, ""].map((line) => fit(escapeControls(line)));
+    this.write(`\x1b[H\x1b[2J\x1b[?25h${lines.join("\r\n")}\r\nuuldana> ${escapeControls(this.line)}`);
+  }
+}

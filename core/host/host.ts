@@ -1,0 +1,334 @@
+import { CommandPrompt } from "./command-prompt.js";
+import { describeIgnored, Detector, type DetectorEvent } from "../reader/detector.js";
+import type { Verdict } from "../reader/reader.js";
+import { commandKeyBytes } from "./keys.js";
+import { spawnAgent, type AgentPty } from "../terminal/pty.js";
+import { ScreenProxy } from "../terminal/screen-proxy.js";
+import { stopAgent, type ExitSteps, type StopResult } from "./stop.js";
+import { LiveModes, TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
+import { formatDuration } from "../base/time.js";
+import { TitleFilter } from "./title.js";
+import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
+
+// One agent run in a pseudo-terminal, passed through to the user's terminal untouched but for its title.
+export interface HostOptions {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  entry: string;
+  level: string;
+  exit?: ExitSteps;
+  commandKey: string;
+  scrollback?: number;
+  typedPrompt?: { text: string; ready: RegExp };
+  // the first prompt handed to the agent, however it is given: its echo on screen is not the agent's own text
+  firstPrompt?: string;
+  // lines about the session for the command-key header and /status
+  describe?: { header(): string[]; status(): string[]; agent?: (args: string) => string[] };
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+  // reading the agent's screen for a gone allowance; events go to onDetection
+  detect?: { quietSeconds: number; dismissSeconds: number; classify: (text: string) => Verdict };
+  onDetection?: (event: DetectorEvent) => void;
+  // each line the user submits, as it is submitted
+  onUserTurn?: (text: string) => void;
+}
+
+export interface RunResult {
+  exitCode: number;
+  signal: number | undefined;
+  stop: StopResult | undefined;
+  typedPrompt: TypedPromptResult | undefined;
+  durationMs: number;
+  // the lines the user submitted (typed, then Enter), and whether the user typed anything at all
+  userTurns: string[];
+  typed: boolean;
+  // what the detector decided (the stop, or the last ignored limit-like text), if anything
+  detection: DetectorEvent | undefined;
+  // what the screen model read: the whole conversation and the last screen
+  conversation: string;
+  lastScreen: string[];
+  // characters of output the model could not keep up with
+  skipped: number;
+}
+
+export interface Run {
+  readonly agent: AgentPty;
+  readonly screen: ScreenProxy;
+  readonly result: Promise<RunResult>;
+  // Stops the agent gracefully (exit keys, then signals) and waits for the run to end.
+  stop(options?: { keys?: boolean }): Promise<StopResult>;
+  // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
+  warn(on: boolean): void;
+}
+
+const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
+let restoreActive: (() => void) | undefined;
+// the last line of defence: whatever ends the process, the user's terminal leaves raw mode
+process.on("exit", () => restoreTerminal());
+
+// Puts the user's terminal back (cooked mode, modes off, title) if a run is active; safe to call on any exit path.
+export function restoreTerminal(): void {
+  const restore = restoreActive;
+  restoreActive = undefined;
+  restore?.();
+}
+
+export function startRun(options: HostOptions): Run {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const interactive = Boolean(stdin.isTTY && stdout.isTTY);
+  const size = interactive
+    ? { cols: stdout.columns || 80, rows: stdout.rows || 24 }
+    : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
+  const started = Date.now();
+  const screen = new ScreenProxy({ ...size, scrollback: options.scrollback });
+  let agent: AgentPty;
+  try {
+    agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
+  } catch (error) {
+    // the model's thread would otherwise keep uuldana alive after it has reported the failed start
+    void screen.dispose();
+    throw error;
+  }
+
+  let warned = false;
+  // uuldana's part first, the ⚠ mark in it: an agent's own title can neither hide the mark nor fake it
+  const formatTitle = (agentTitle: string): string =>
+    `uuldana · ${options.entry} · ${options.level}${warned ? " ⚠" : ""}${agentTitle ? ` · ${agentTitle}` : ""}`;
+  const titles = new TitleFilter(formatTitle);
+  const key = { ...commandKeyBytes(options.commandKey), name: options.commandKey };
+  let prompt: CommandPrompt | undefined;
+  let promptOwnsAltScreen = false;
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let heldDropped = 0;
+  let stopping: Promise<StopResult> | undefined;
+  let typed: Promise<TypedPromptResult> | undefined;
+  let exited = false;
+  // the agent's process has ended (its last output may still be on the way to the screen model)
+  let gone = false;
+  const live = new LiveModes();
+
+  const out = (data: Buffer | string): void => {
+    if (prompt) {
+      if (heldBytes + data.length > HELD_OUTPUT_LIMIT) heldDropped += data.length;
+      else {
+        held.push(Buffer.from(data));
+        heldBytes += data.length;
+      }
+      return;
+    }
+    stdout.write(data);
+  };
+
+  const describe = options.describe ?? { header: () => [], status: () => [] };
+  const notices: string[] = [];
+  let detection: DetectorEvent | undefined;
+  const detector = options.detect
+    ? new Detector({ quietMs: options.detect.quietSeconds * 1000, dismissMs: options.detect.dismissSeconds * 1000, classify: options.detect.classify })
+    : undefined;
+  let detectTimer: NodeJS.Timeout | undefined;
+  const onDetected = (events: DetectorEvent[]): void => {
+    for (const event of events) {
+      if (event.type !== "candidate") detection = event;
+      if (event.type === "dismissed") {
+        notices.push(describeIgnored(event));
+        warned = true;
+        if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
+      }
+      options.onDetection?.(event);
+    }
+    clearTimeout(detectTimer);
+    const deadline = detector?.nextDeadline();
+    if (deadline !== undefined && !exited) detectTimer = setTimeout(() => onDetected(detector!.tick(Date.now())), Math.max(0, deadline - Date.now()));
+  };
+  if (detector && options.firstPrompt) detector.notePrompt(options.firstPrompt);
+  if (detector) screen.onDrawn((lines) => onDetected(detector.observe(lines, Date.now())));
+  const promptContext = {
+    header: () => [
+      `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
+      ...describe.header(),
+      ...notices,
+    ],
+    status: () => [
+      `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
+      `command: ${[options.file, ...options.args].join(" ")}`,
+      `screen ${screen.cols}x${screen.rows}${live.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
+      screen.skipped ? `the screen model skipped ${screen.skipped} characters it could not keep up with` : "the screen model is complete",
+      ...describe.status(),
+    ],
+    ...(describe.agent ? { agent: describe.agent } : {}),
+  };
+
+  const openPrompt = (rest: Buffer): void => {
+    prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key, () => screen.cols);
+    promptOwnsAltScreen = !live.modes.altScreen;
+    if (promptOwnsAltScreen) stdout.write("\x1b[?1049h");
+    prompt.open();
+    if (rest.length) handlePrompt(rest);
+  };
+
+  const closePrompt = (sendKey: Buffer | undefined): void => {
+    if (!prompt) return;
+    prompt = undefined;
+    if (promptOwnsAltScreen) stdout.write("\x1b[?1049l");
+    if (live.modes.cursorHidden) stdout.write("\x1b[?25l");
+    const pending = Buffer.concat(held);
+    held = [];
+    heldBytes = 0;
+    if (pending.length) stdout.write(pending);
+    // an agent that has ended has no screen to redraw and takes no key
+    if (gone) return;
+    if (!promptOwnsAltScreen) {
+      // a full-screen agent redraws itself when its size changes
+      agent.resize(screen.cols, Math.max(1, screen.rows - 1));
+      setTimeout(() => !gone && agent.resize(screen.cols, screen.rows), 40);
+    }
+    if (sendKey) agent.write(sendKey);
+  };
+
+  const handlePrompt = (data: Buffer): void => {
+    const outcome = prompt!.input(data);
+    if (outcome === "close") closePrompt(undefined);
+    else if (outcome === "send-key") closePrompt(data);
+  };
+
+  const userTurns: string[] = [];
+  let typedAnything = false;
+  let typing = "";
+  const noteTurns = (text: string): void => {
+    if (text.startsWith("\x1b")) return;
+    for (const char of text) {
+      if (char === "\r" || char === "\n") {
+        if (typing.trim()) {
+          userTurns.push(typing.trim());
+          options.onUserTurn?.(typing.trim());
+        }
+        typing = "";
+      } else if (char === "\x7f" || char === "\b") typing = typing.slice(0, -1);
+      else if (char >= " ") typing += char;
+    }
+  };
+  const onInput = (data: Buffer): void => {
+    if (exited) return;
+    typedAnything = true;
+    detector?.noteInput(data.toString("utf8").replace(/[\x00-\x1f\x7f]/g, " "));
+    if (!prompt) noteTurns(data.toString("utf8"));
+    if (prompt) return handlePrompt(data);
+    if (!interactive) return agent.write(data);
+    let at = data.indexOf(key.byte);
+    let length = 1;
+    if (at === -1) {
+      at = data.indexOf(key.kitty);
+      length = key.kitty.length;
+    }
+    if (at === -1) return agent.write(data);
+    if (at > 0) agent.write(data.subarray(0, at));
+    openPrompt(data.subarray(at + length));
+  };
+
+  const onResize = (): void => {
+    const cols = stdout.columns || screen.cols;
+    const rows = stdout.rows || screen.rows;
+    screen.resize(cols, rows);
+    agent.resize(cols, rows);
+  };
+
+  const stopData = agent.onData((chunk) => {
+    live.write(chunk);
+    const filtered = titles.filter(chunk);
+    if (filtered.length) out(filtered);
+    screen.write(chunk);
+  });
+  const stopReplies = interactive ? () => {} : screen.onReply((reply) => !exited && agent.write(reply));
+
+  const restore = (): void => {
+    try {
+      if (prompt) closePrompt(undefined);
+    } finally {
+      if (interactive) {
+        setRawInput(false);
+        stdout.write(restoreSequence(live.modes) + TITLE_POP);
+      }
+    }
+  };
+  restoreActive = restore;
+
+  if (interactive) {
+    stdout.write(TITLE_PUSH + titleSequence(formatTitle("")));
+    setRawInput(true);
+    stdout.on("resize", onResize);
+  }
+  stdin.on("data", onInput);
+  stdin.resume();
+
+  if (options.typedPrompt) {
+    typed = typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => exited });
+  }
+
+  // the run's end, taken apart in one place and once: whatever fails on the way, the user's terminal is given back
+  // and the model's thread ends, so nothing keeps uuldana waiting
+  let woundUp = false;
+  const windUp = (): void => {
+    if (woundUp) return;
+    woundUp = true;
+    exited = true;
+    clearTimeout(detectTimer);
+    stopData();
+    stopReplies();
+    titles.end();
+    stdin.off("data", onInput);
+    stdin.pause();
+    stdout.off("resize", onResize);
+    if (restoreActive === restore) restoreTerminal();
+  };
+  const result = agent.exited.then(async (exit) => {
+    gone = true;
+    try {
+      const final = await screen.read({ conversation: true });
+      // the detector's last events may not schedule another look
+      exited = true;
+      if (detector) {
+        for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
+          detection = event;
+          options.onDetection?.(event);
+        }
+      }
+      windUp();
+      const stopped = stopping ? await stopping : undefined;
+      const typedResult = typed ? await typed : undefined;
+      return {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        stop: stopped,
+        typedPrompt: typedResult,
+        durationMs: Date.now() - started,
+        detection,
+        userTurns,
+        typed: typedAnything,
+        conversation: final.conversation,
+        lastScreen: final.visible,
+        skipped: screen.skipped,
+      };
+    } finally {
+      windUp();
+      await screen.dispose();
+    }
+  });
+
+  return {
+    agent,
+    screen,
+    result,
+    stop(stopOptions) {
+      stopping ??= stopAgent(agent, options.exit, stopOptions);
+      return stopping;
+    },
+    warn(on) {
+      warned = on;
+      if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
+    },
+  };
+}

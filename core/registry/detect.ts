@@ -1,0 +1,232 @@
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, delimiter, join } from "node:path";
+import type { Readable } from "node:stream";
+
+import { stripEscapes } from "../base/ansi.js";
+import { readRegularFile, removeLeftovers } from "../base/files.js";
+import type { Env } from "../base/paths.js";
+import type { Manifest } from "./types.js";
+
+// What uuldana found out about one provider's CLI on this machine.
+export interface Detection {
+  installed: boolean;
+  path: string | null;
+  version: string | null;
+  recognised: boolean;
+  timedOut: boolean;
+  problem: string | undefined;
+}
+
+export interface DetectOptions {
+  env?: Env;
+  cacheDir: string;
+  platform?: NodeJS.Platform;
+}
+
+interface Probe {
+  exitCode: number | null;
+  output: string;
+  timedOut: boolean;
+}
+
+interface CachedProbe {
+  mtimeMs: number;
+  size: number;
+  exitCode: number | null;
+  output: string;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 8;
+const MAX_OUTPUT = 16 * 1024;
+
+// Finds each provider's executable on PATH and reads its version, all probes at once, each bounded in time.
+export async function detectProviders(manifests: readonly Manifest[], options: DetectOptions): Promise<Map<string, Detection>> {
+  const env = options.env ?? process.env;
+  const platform = options.platform ?? process.platform;
+  const lookup = new PathLookup(env, platform);
+  const cacheFile = join(options.cacheDir, "probes.json");
+  const cache = await readCache(cacheFile);
+  let cacheChanged = false;
+
+  const detections = await Promise.all(
+    manifests.map(async (manifest): Promise<[string, Detection]> => {
+      const found = await lookup.find(manifest.executables);
+      if (!found.path) {
+        const problem = found.notExecutable
+          ? `${found.notExecutable} is not executable`
+          : `no ${manifest.executables.join(" or ")} on PATH`;
+        return [manifest.id, { installed: false, path: null, version: null, recognised: false, timedOut: false, problem }];
+      }
+      const key = [found.path, ...manifest.version.args].join("\0");
+      const cached = cache[key];
+      let probe: Probe;
+      if (cached && cached.mtimeMs === found.mtimeMs && cached.size === found.size) {
+        probe = { exitCode: cached.exitCode, output: cached.output, timedOut: false };
+      } else {
+        probe = await runProbe(found.path, manifest.version.args, env, manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS);
+        if (!probe.timedOut) {
+          cache[key] = { mtimeMs: found.mtimeMs, size: found.size, exitCode: probe.exitCode, output: probe.output };
+          cacheChanged = true;
+        }
+      }
+      return [manifest.id, readProbe(manifest, found.path, probe)];
+    }),
+  );
+  if (cacheChanged) await writeCache(options.cacheDir, cacheFile, cache);
+  return new Map(detections);
+}
+
+// --- internal ---
+
+function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
+  const command = [manifest.executables[0], ...manifest.version.args].join(" ");
+  if (probe.timedOut) {
+    const seconds = manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
+    return { installed: true, path, version: null, recognised: false, timedOut: true, problem: `"${command}" gave no answer within ${seconds} s` };
+  }
+  const output = stripEscapes(probe.output);
+  const match = new RegExp(manifest.version.pattern, "m").exec(output);
+  if (match) {
+    return { installed: true, path, version: match[1] ?? match[0], recognised: true, timedOut: false, problem: undefined };
+  }
+  const firstLine = output.trim().split("\n")[0]?.trim() ?? "";
+  const shown = firstLine ? `printed "${firstLine.length > 60 ? `${firstLine.slice(0, 57)}...` : firstLine}"` : "printed nothing";
+  const status = probe.exitCode === 0 ? "" : ` and exited with ${probe.exitCode ?? "a signal"}`;
+  return {
+    installed: true,
+    path,
+    version: null,
+    recognised: false,
+    timedOut: false,
+    problem: `not recognised as ${manifest.name}: "${command}" ${shown}${status}`,
+  };
+}
+
+// Runs "<cli> --version" with stdin closed; a CLI that does not answer in time is killed with its process group.
+// A grandchild that keeps the output pipe open cannot hold uuldana: output read by shortly after exit is enough.
+function runProbe(path: string, args: string[], env: Env, timeoutSeconds: number): Promise<Probe> {
+  return new Promise((resolve) => {
+    let output = "";
+    let exitCode: number | null = null;
+    let settled = false;
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(path, args, {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...env, NO_COLOR: "1" },
+        detached: process.platform !== "win32",
+        windowsHide: true,
+      });
+    } catch (error) {
+      resolve({ exitCode: null, output: `cannot start: ${(error as Error).message}`, timedOut: false });
+      return;
+    }
+    const finish = (timedOut: boolean, failure?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(afterExit);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ exitCode, output: failure ?? output.slice(0, MAX_OUTPUT), timedOut });
+    };
+    const collect = (chunk: Buffer): void => {
+      if (output.length < MAX_OUTPUT) output += chunk.toString("utf8");
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    let afterExit: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      killTree(child.pid);
+      finish(true);
+    }, timeoutSeconds * 1000);
+    child.on("error", (error) => finish(false, `cannot start: ${error.message}`));
+    child.on("exit", (code) => {
+      exitCode = code;
+      afterExit = setTimeout(() => finish(false), 200);
+    });
+    child.on("close", () => finish(false));
+  });
+}
+
+function killTree(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(process.platform === "win32" ? pid : -pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+class PathLookup {
+  private readonly dirs: string[];
+  private readonly extensions: string[];
+  private readonly listings = new Map<string, Promise<Set<string> | undefined>>();
+
+  constructor(env: Env, private readonly platform: NodeJS.Platform) {
+    this.dirs = (env.PATH ?? env.Path ?? "").split(delimiter).filter(Boolean);
+    this.extensions = platform === "win32" ? (env.PATHEXT ?? ".COM;.EXE;.BAT;.CMD").split(";").map((e) => e.toLowerCase()) : [""];
+  }
+
+  async find(names: readonly string[]): Promise<{ path?: string; mtimeMs: number; size: number; notExecutable?: string }> {
+    let notExecutable: string | undefined;
+    for (const name of names) {
+      for (const dir of this.dirs) {
+        const listing = await this.list(dir);
+        for (const ext of this.extensions) {
+          const candidate = this.platform === "win32" ? `${name}${ext}`.toLowerCase() : name;
+          if (!listing?.has(candidate)) continue;
+          const path = join(dir, `${name}${ext}`);
+          const info = await stat(path).catch(() => undefined);
+          if (!info?.isFile()) continue;
+          if (this.platform !== "win32" && (info.mode & 0o111) === 0) {
+            notExecutable ??= path;
+            continue;
+          }
+          return { path, mtimeMs: info.mtimeMs, size: info.size };
+        }
+      }
+    }
+    return { mtimeMs: 0, size: 0, ...(notExecutable ? { notExecutable } : {}) };
+  }
+
+  private list(dir: string): Promise<Set<string> | undefined> {
+    let listing = this.listings.get(dir);
+    if (!listing) {
+      const lower = this.platform === "win32";
+      listing = readdir(dir).then(
+        (names) => new Set(lower ? names.map((n) => n.toLowerCase()) : names),
+        () => undefined,
+      );
+      this.listings.set(dir, listing);
+    }
+    return listing;
+  }
+}
+
+async function readCache(file: string): Promise<Record<string, CachedProbe>> {
+  try {
+    // a cache that is not a file (a named pipe would wait forever) or not valid is only a cache: probe again
+    const data = JSON.parse(await readRegularFile(file)) as { version?: number; probes?: Record<string, CachedProbe> };
+    return data.version === 1 && data.probes ? data.probes : {};
+  } catch {
+    return {};
+  }
+}
+
+async function writeCache(dir: string, file: string, probes: Record<string, CachedProbe>): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    removeLeftovers(dir, basename(file));
+    const temp = `${file}.${process.pid}.tmp`;
+    try {
+      await writeFile(temp, JSON.stringify({ version: 1, probes }), { mode: 0o600 });
+      await rename(temp, file);
+    } finally {
+      await rm(temp, { force: true });
+    }
+  } catch {
+    // the cache only saves time; listing works without it
+  }
+}

@@ -1,0 +1,47 @@
+import type { UuldanaError } from "../base/errors.js";
+import type { Level } from "../config/levels.js";
+import type { ExitSteps } from "../host/stop.js";
+
+export type PromptMode = "argv" | "flag" | "typed" | "none";
+
+export interface LevelFlags {
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+// A provider manifest as validated against schemas/manifest.schema.json.
+export interface Manifest {
+  $schema?: string;
+  id: string;
+  name: string;
+  executables: string[];
+  version: { args: string[]; pattern: string; timeout_seconds?: number };
+  args?: string[];
+  prompt?: { mode: PromptMode; flag?: string; ready?: string };
+  levels?: Partial<Record<Level, LevelFlags>>;
+  // flags that change what the CLI may do; an entry's args or the arguments after -- may carry only the level's own
+  permission_flags?: string[];
+  // flags that set one configuration value (key=value), and the keys among those values that change what it may do
+  permission_settings?: { flags: string[]; keys: string[] };
+  // the CLI takes the beginning of a long flag for the flag (Python's argparse does)
+  abbreviated_flags?: boolean;
+  // environment variables the CLI reads as permission settings; an entry's env may not set them
+  permission_env?: string[];
+  exit?: ExitSteps;
+  limit_phrases?: string[];
+  account_env?: Record<string, string>;
+  resume?: { args: string[] };
+  models?: { names?: string[]; flag?: string; switch_keys?: string[] };
+  quota?: { source: string };
+  adapter?: string;
+}
+
+export type ManifestSource = "built-in" | "drop-in" | `pack ${string}`;
+
+// A manifest file as found by the registry: valid (manifest set) or broken (error set).
+export interface ManifestRecord {
+  file: string;
+  source: ManifestSource;
+  manifest?: Manifest;
+  error?: UuldanaError;
+}

@@ -1,0 +1,96 @@
+import type { CooldownTable } from "./cooldowns.js";
+import { restingUntil } from "./cooldowns.js";
+import type { Detection } from "../registry/detect.js";
+import { LEVELS, pickLevel, type Level } from "../config/levels.js";
+import { strayEnvReason, strayFlagReason, strayPermissionEnv, strayPermissionFlag } from "../registry/permission-flags.js";
+import { escapeControls } from "../base/safe-text.js";
+import type { Entry } from "../config/config.js";
+import type { Manifest, PromptMode } from "../registry/types.js";
+
+// One entry of the priority list with everything that decides whether it can run now.
+export interface Assessment {
+  order: number;
+  entry: Entry;
+  manifest: Manifest | undefined;
+  detection: Detection | undefined;
+  level: Level | null;
+  prompt: PromptMode;
+  restingUntil: Date | undefined;
+  eligible: boolean;
+  reasons: string[];
+}
+
+export interface PriorityInput {
+  entries: readonly Entry[];
+  autoDetect: boolean;
+  providers: ReadonlyMap<string, Manifest>;
+  detections: ReadonlyMap<string, Detection>;
+  includeAll?: boolean;
+}
+
+export interface AssessContext {
+  ceiling: Level;
+  cooldowns: CooldownTable;
+  now: Date;
+  handoff?: boolean;
+}
+
+// The priority list: listed entries in config order, then installed unlisted providers in id order.
+export function buildPriorityList(input: PriorityInput): Entry[] {
+  const list = [...input.entries];
+  if (!input.autoDetect && !input.includeAll) return list;
+  const listedIds = new Set(list.map((entry) => entry.id));
+  const listedKeys = new Set(list.map((entry) => entry.key));
+  const ids = [...input.providers.keys()].filter((id) => !listedIds.has(id) && !listedKeys.has(id)).sort();
+  for (const id of ids) {
+    const installed = input.detections.get(id)?.installed === true;
+    if ((installed && input.autoDetect) || input.includeAll) {
+      list.push({ key: id, id, env: {}, args: [], origin: "detected" });
+    }
+  }
+  return list;
+}
+
+// Decides whether one entry can start now, keeping every reason it cannot; unknown capability counts as unsupported.
+export function assessEntry(
+  entry: Entry,
+  order: number,
+  providers: ReadonlyMap<string, Manifest>,
+  detections: ReadonlyMap<string, Detection>,
+  context: AssessContext,
+): Assessment {
+  const manifest = providers.get(entry.id);
+  const detection = detections.get(entry.id);
+  const reasons: string[] = [];
+  const resting = restingUntil(context.cooldowns, entry.key, context.now);
+  if (resting) reasons.push(`resting until ${formatInstant(resting)}`);
+  if (!manifest) {
+    // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
+    reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
+    return { order, entry, manifest, detection, level: null, prompt: "none", restingUntil: resting, eligible: false, reasons };
+  }
+  // a probe's problem quotes what the program printed
+  const problem = detection?.problem === undefined ? undefined : escapeControls(detection.problem);
+  if (!detection?.installed) reasons.push(`not installed: ${problem ?? "not looked for"}`);
+  else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${problem}` : problem ?? "not recognised");
+  const enforced = LEVELS.filter((level) => manifest.levels?.[level] !== undefined);
+  let level = pickLevel(enforced, context.ceiling);
+  if (!level) {
+    const known = enforced.length ? `it enforces only ${enforced.join(", ")}` : "its manifest names no level it enforces";
+    reasons.push(`refused: cannot run within the ceiling "${context.ceiling}" (${known})`);
+  }
+  // the entry's own args may not start it at another level than the one uuldana names
+  const stray = level ? strayPermissionFlag(entry.args, manifest, level) : undefined;
+  const strayEnv = level ? strayPermissionEnv(entry.env, manifest) : undefined;
+  if (stray && level) reasons.push(strayFlagReason(stray, manifest, level));
+  if (strayEnv && level) reasons.push(strayEnvReason(strayEnv, manifest, level));
+  if (stray || strayEnv) level = null;
+  const prompt = manifest.prompt?.mode ?? "none";
+  if (context.handoff && prompt === "none") reasons.push("takes no first prompt, so it cannot continue a conversation");
+  return { order, entry, manifest, detection, level, prompt, restingUntil: resting, eligible: reasons.length === 0, reasons };
+}
+
+// "2026-12-01 14:05 UTC": short, unambiguous, the same on every machine.
+export function formatInstant(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}

@@ -1,0 +1,170 @@
+import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { createRequire } from "node:module";
+import { basename, dirname, join } from "node:path";
+
+import { UuldanaError } from "../base/errors.js";
+import { IS_WINDOWS, signalGroup } from "../base/process.js";
+
+// The one module that loads node-pty; everything else sees this small interface.
+export interface AgentPty {
+  readonly pid: number;
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): void;
+  onData(listener: (data: Buffer) => void): () => void;
+  // Resolves once the agent has exited and its last output has been read.
+  readonly exited: Promise<AgentExit>;
+  signal(signal: NodeJS.Signals): boolean;
+  // Stops holding the terminal open for the agent's last output: its exit is then noticed at once. For stops
+  // uuldana itself asked for, whose last words matter less than time.
+  letGo(): void;
+}
+
+export interface AgentExit {
+  exitCode: number;
+  signal: number | undefined;
+}
+
+export interface SpawnOptions {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  cols: number;
+  rows: number;
+  term: string;
+}
+
+interface NodePtyTerminal {
+  pid: number;
+  ptsName?: string;
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): void;
+  onData(listener: (data: Buffer | string) => void): { dispose(): void };
+  onExit(listener: (event: { exitCode: number; signal?: number }) => void): { dispose(): void };
+}
+
+interface NodePty {
+  spawn(file: string, args: string[], options: Record<string, unknown>): NodePtyTerminal;
+}
+
+let nodePty: NodePty | undefined;
+
+// Loads node-pty now, so that a broken install is reported before a session starts rather than after its banner.
+// Only commands that run an agent call it: the rest must work without the native module.
+export function checkNodePty(): void {
+  loadNodePty();
+}
+
+// Starts the agent in a new pseudo-terminal. A second handle on the terminal's other side is held until the
+// agent exits, so output it wrote just before exiting is still there to read (Linux drops it otherwise).
+export function spawnAgent(options: SpawnOptions): AgentPty {
+  const pty = loadNodePty();
+  let child: NodePtyTerminal;
+  try {
+    child = pty.spawn(options.file, options.args, {
+      name: options.term,
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      env: options.env,
+      encoding: null,
+    });
+  } catch (error) {
+    throw new UuldanaError("E_AGENT_START", `${options.file} could not start: ${(error as Error).message}`, {
+      hint: `check that ${options.file} runs on its own`,
+      exitCode: 1,
+    });
+  }
+  let slave: number | undefined;
+  if (!IS_WINDOWS && child.ptsName) {
+    try {
+      slave = openSync(child.ptsName, constants.O_RDWR | constants.O_NOCTTY);
+    } catch {
+      slave = undefined;
+    }
+  }
+  const release = (): void => {
+    if (slave !== undefined) closeSync(slave);
+    slave = undefined;
+  };
+  // once the agent is gone its terminal is closed: writing to it or resizing it has nothing left to do
+  let gone = false;
+  const exited = new Promise<AgentExit>((resolve) => {
+    child.onExit(({ exitCode, signal }) => {
+      gone = true;
+      release();
+      resolve({ exitCode, signal: signal ? signal : undefined });
+    });
+  });
+  return {
+    pid: child.pid,
+    write(data) {
+      if (!gone) child.write(data);
+    },
+    resize(cols, rows) {
+      if (gone) return;
+      try {
+        child.resize(cols, rows);
+      } catch (error) {
+        // closed a moment before its exit is reported
+        if (!/\bEBADF\b/.test((error as Error).message)) throw error;
+      }
+    },
+    onData(listener) {
+      const subscription = child.onData((data) => listener(typeof data === "string" ? Buffer.from(data) : data));
+      return () => subscription.dispose();
+    },
+    exited,
+    signal: (signal) => signalGroup(child.pid, signal),
+    letGo: release,
+  };
+}
+
+// --- internal ---
+
+function loadNodePty(): NodePty {
+  if (nodePty) return nodePty;
+  const require = createRequire(import.meta.url);
+  let dir: string;
+  try {
+    dir = dirname(require.resolve("node-pty/package.json"));
+  } catch (error) {
+    throw unavailable([`  ${firstLine(error)}`], "node-pty is one of uuldana's dependencies: install uuldana again the way you installed it");
+  }
+  try {
+    nodePty = require("node-pty") as NodePty;
+    return nodePty;
+  } catch (error) {
+    throw unavailable(whyNotLoaded(dir, error), rebuildHint(dir));
+  }
+}
+
+// On Linux node-pty comes without a prebuilt binary: npm compiles it from its install script. That is skipped with
+// --ignore-scripts, or by an npm that runs only approved install scripts (npm install -g does not read uuldana's
+// allowScripts), and fails without a compiler. Naming the missing file shows the fault is in the install.
+function whyNotLoaded(dir: string, error: unknown): string[] {
+  const platform = `${process.platform}-${process.arch}`;
+  const built = ["Release", "Debug"].some((kind) => existsSync(join(dir, "build", kind, "pty.node")));
+  if (built || existsSync(join(dir, "prebuilds", platform))) return [`  ${dir}: ${firstLine(error)}`];
+  return [
+    `  node-pty was never compiled: ${join(dir, "build", "Release", "pty.node")} is missing, and it ships no prebuilt binary for ${platform}`,
+    "  npm compiles it while installing uuldana, unless install scripts are skipped or python3, make or a C++ compiler is missing",
+  ];
+}
+
+// npm rebuild run in the folder that holds node_modules/node-pty reads that folder's package.json (uuldana's own in a
+// global install or a clone), whose allowScripts approves node-pty's build; run elsewhere (npm rebuild -g), npm
+// counts the script as unapproved.
+function rebuildHint(dir: string): string {
+  const folder = basename(dirname(dir)) === "node_modules" ? dirname(dirname(dir)) : dir;
+  return `with python3, make and a C++ compiler (g++) installed, run: cd "${folder}" && npm rebuild node-pty`;
+}
+
+function unavailable(details: string[], hint: string): UuldanaError {
+  // exit 2: like a configuration error, the setup must change before any agent can run
+  return new UuldanaError("E_PTY_UNAVAILABLE", "the terminal module node-pty could not be loaded, so no agent can run", { details, hint, exitCode: 2 });
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
