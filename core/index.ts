@@ -1,5 +1,5 @@
 // The public API for provider packs and adapters.
-export { defineProvider, type ProviderAdapter } from "./registry/adapter.js";
+export { defineProvider, type ProviderAdapter, type ProviderVerdict, type Turn } from "./registry/adapter.js";
 export { LEVELS, type Level } from "./config/levels.js";
 export type { Entry } from "./config/config.js";
 export type { LevelFlags, Manifest, PromptMode } from "./registry/types.js";

@@ -4,8 +4,37 @@ import { pathToFileURL } from "node:url";
 import { UuldanaError } from "../base/errors.js";
 import type { ManifestRecord } from "./types.js";
 
-// A provider adapter: a plain object of optional hooks. Later versions add hooks; every hook is optional.
-export type ProviderAdapter = Readonly<Record<string, (...args: never[]) => unknown>>;
+// What a provider's classify hook says of text the agent drew: a stop the general reader did not see, with what it
+// knows of the limit. It may add a stop; the general rules against quotes, code and questions still hold.
+export interface ProviderVerdict {
+  stop: boolean;
+  kind?: string;
+  reset_at?: string;
+  reason?: string;
+}
+
+// One turn of the conversation as an adapter reads it from its agent's screen.
+export interface Turn {
+  role: "user" | "agent";
+  text: string;
+}
+
+// A provider adapter: a plain object of optional, synchronous hooks, called on the output path.
+export interface ProviderAdapter {
+  // a line or lines the agent drew, as one string: a stop for wording the general reader does not know
+  classify?(text: string): ProviderVerdict | undefined;
+  // true when the line is the agent's own interface (banner, footer, hint, input box, status line)
+  chrome?(line: string): boolean;
+  // true while the screen shows that the agent is working
+  busy?(screen: readonly string[]): boolean;
+  // the agent's turns, where the general reading of its screen is wrong for it
+  conversation?(screenText: string): Turn[] | undefined;
+  // true when a typed prompt may be pasted
+  ready?(screen: readonly string[]): boolean;
+}
+
+// The hooks an adapter may export, by name.
+export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready"] as const satisfies readonly (keyof ProviderAdapter)[];
 
 // Identity helper that gives an adapter module its type.
 export function defineProvider<T extends ProviderAdapter>(adapter: T): T {

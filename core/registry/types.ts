@@ -29,6 +29,9 @@ export interface Manifest {
   permission_env?: string[];
   exit?: ExitSteps;
   limit_phrases?: string[];
+  // regular expressions matched against one line: the agent's own interface, and its sign of working
+  chrome?: string[];
+  busy?: string[];
   account_env?: Record<string, string>;
   resume?: { args: string[] };
   models?: { names?: string[]; flag?: string; switch_keys?: string[] };
