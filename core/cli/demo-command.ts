@@ -4,13 +4,15 @@ import { delimiter, dirname, join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 
 import { stripEscapes } from "../base/ansi.js";
-import { loadContext } from "../config/context.js";
 import { packageRoot } from "../base/paths.js";
+import { safeOutput } from "../base/safe-text.js";
+import { loadContext } from "../config/context.js";
+import { runSession } from "../session/session.js";
+import { findSession } from "../session/sessions.js";
 import { checkNodePty } from "../terminal/pty.js";
 import { result, type CommandResult } from "./result.js";
-import { runCommand } from "./run-command.js";
-import { listSessionIds, showSession } from "./sessions-command.js";
-import { STOP_SIGNALS } from "../base/process.js";
+import { renderHistory } from "./session-history.js";
+import { describeEnding, describeEvent } from "./session-report.js";
 
 const AGENTS = ["demo-first", "demo-second"] as const;
 const QUESTION = "What happens when an agent's usage allowance runs out?";
@@ -25,45 +27,39 @@ const DEADLINE_MS = 40_000;
 // uuldana demo: a real session through the run engine, in a real pseudo-terminal, with the two demo agents shipped in
 // the package, and config, data and cache in a temporary folder. A scripted user asks the first agent a question;
 // its weekly allowance runs out; uuldana moves the conversation to the second. Ends with the session's history.
-export async function demoCommand(options: { keep?: boolean }): Promise<CommandResult> {
+export async function demoCommand(options: { keep?: boolean; stop?: AbortSignal }): Promise<CommandResult> {
   checkNodePty();
   const folder = mkdtempSync(join(tmpdir(), "uuldana-demo-"));
   // Ctrl+C stops the demo at any moment: the script stops typing, and the session ends after the agent is left
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  const stop = options.stop ?? new AbortController().signal;
   const screen = new DemoScreen();
   try {
     const env = prepare(folder);
     const context = await loadContext({ env, cwd: join(folder, "project") });
     screen.show(`uuldana demo: a scripted user types for you (your keyboard is not used; Ctrl+C stops the demo).\n`);
     screen.show(`Two stand-in agents; config, data and cache in ${folder}\n`);
-    const user = scriptedUser(screen, stop.signal);
-    const ended = await runCommand(context, {
+    const user = scriptedUser(screen, stop);
+    const session = await runSession(context, {
       agentArgs: [],
       terminal: user.terminal,
-      stop: stop.signal,
+      stop,
       // the command key is no use here: the keyboard is the script's
-      say: (line) => screen.line(line.replace(/ · \S+ opens uuldana's prompt$/, "")),
+      onEvent: (event) => describeEvent(event, { commandKey: false }).forEach((line) => screen.line(safeOutput(line))),
     }).finally(() => user.done());
     screen.end();
-    const session = listSessionIds(context.dirs.data)[0];
-    const history = session ? showSession(context, session.id, {}).stdout.trimEnd() : "";
-    const failedOver = /^\d\d:\d\d {2}demo-second started at /m.test(history);
+    const failedOver = session.runs.some((run) => run.start === "failover");
+    const history = renderHistory(context.dirs.data, findSession(context.dirs.data, session.sessionId)).trimEnd();
     // a line of its own, even after the ^C a terminal echoes
-    const text = ["", ended.stderr.trimEnd()];
-    if (session) text.push("", `$ uuldana sessions show ${session.id}`, history);
-    text.push("");
+    const text = ["", describeEnding(session).trimEnd(), "", `$ uuldana sessions show ${session.sessionId}`, history, ""];
     if (options.keep) {
       text.push(`The demo's files are kept in ${folder}. To look around:`, `  UULDANA_CONFIG_DIR=${env.UULDANA_CONFIG_DIR} UULDANA_DATA_DIR=${env.UULDANA_DATA_DIR} uuldana sessions`);
     } else text.push("The demo's temporary folder, with the files named above, has been removed (uuldana demo --keep keeps it).");
     if (failedOver) text.push("That was a failover. Run uuldana run in a project to start your own agents.");
     const output = text.join("\n") + "\n";
-    if (stop.signal.aborted && !failedOver) return result(output, "uuldana: the demo was stopped before the failover\n", ended.exitCode);
+    if (stop.aborted && !failedOver) return result(output, "uuldana: the demo was stopped before the failover\n", session.exitCode);
     if (!failedOver) return result(output, "uuldana: the demo did not reach the second agent\n", 1);
-    return result(output, "", ended.exitCode);
+    return result(output, "", session.exitCode);
   } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     if (!options.keep) rmSync(folder, { recursive: true, force: true });
   }
 }

@@ -8,7 +8,8 @@ import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { safeOutput } from "../base/safe-text.js";
-import { releaseLostTerminal } from "../terminal/tty.js";
+import { STOP_SIGNALS } from "../base/process.js";
+import { releaseLostTerminal, restoreTerminal } from "../terminal/tty.js";
 import { VERSION } from "../base/version.js";
 
 // Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
@@ -66,7 +67,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean }) => {
       const context = await commandContext();
       const { runCommand } = await import("./run-command.js");
-      done(await runCommand(context, { ...options, agentArgs }));
+      done(await hostingAgents((stop) => runCommand(context, { ...options, agentArgs, stop })));
     });
 
   program
@@ -92,7 +93,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .action(async (id: string | undefined) => {
       const context = await commandContext();
       const { resumeCommand } = await import("./resume-command.js");
-      done(await resumeCommand(context, id));
+      done(await hostingAgents((stop) => resumeCommand(context, id, stop)));
     });
 
   program
@@ -102,7 +103,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .exitOverride()
     .action(async (options: { keep?: boolean }) => {
       const { demoCommand } = await import("./demo-command.js");
-      done(await demoCommand(options));
+      done(await hostingAgents((stop) => demoCommand({ ...options, stop })));
     });
 
   const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
@@ -211,6 +212,29 @@ function refuseUnknownWords(group: Command): void {
   });
 }
 
+// While a command hosts agents: a signal that asks uuldana to stop (TERM, HUP, INT) aborts `stop`, and the session
+// leaves its agent the graceful way; a crash of uuldana gives the terminal back, stops the running agents within
+// about two seconds, ends their sessions in the journal and exits 70.
+async function hostingAgents(command: (stop: AbortSignal) => Promise<CommandResult>): Promise<CommandResult> {
+  const { endSessionsOnCrash } = await import("../session/session.js");
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
+  const onCrash = (error: Error): void => {
+    restoreTerminal();
+    process.stderr.write(safeOutput(formatInternalError(error)));
+    endSessionsOnCrash(error);
+    process.exit(70);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  process.on("uncaughtException", onCrash);
+  try {
+    return await command(stop.signal);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    process.off("uncaughtException", onCrash);
+  }
+}
+
 function report(error: unknown): number {
   if (error instanceof CommanderError) {
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
@@ -234,6 +258,10 @@ for (const stream of [process.stdout, process.stderr]) {
     if (error.code !== "EPIPE" && error.code !== "EIO" && !process.exitCode) process.exitCode = 1;
   });
 }
-process.on("exit", releaseLostTerminal);
+// the last line of defence: whatever ends the process, the user's terminal leaves raw mode, and one that is gone is let go
+process.on("exit", () => {
+  restoreTerminal();
+  releaseLostTerminal();
+});
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,63 +1,16 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 
-import type { Context } from "../config/context.js";
-import { readCooldowns } from "../session/cooldowns.js";
-import { detectProviders } from "../registry/detect.js";
-import { assessEntry, buildPriorityList, formatInstant, type Assessment } from "../session/eligibility.js";
 import { formatError } from "../base/errors.js";
-import { effectiveCeiling, levelRank, type Level } from "../config/levels.js";
+import type { Context } from "../config/context.js";
 import { loadManifestFile } from "../registry/manifest.js";
 import { listManifestFiles } from "../registry/packs.js";
-import { loadRegistry } from "../registry/registry.js";
+import { formatInstant, type Assessment } from "../session/eligibility.js";
+import { assessProviders, type ListOptions } from "../session/priority.js";
 import { result, type CommandResult } from "./result.js";
-import { escapeControls } from "../base/safe-text.js";
 import { renderTable } from "./table.js";
-import type { Manifest } from "../registry/types.js";
 
-export interface ListOptions {
-  all?: boolean;
-  json?: boolean;
-  ceiling?: Level;
-  now?: Date;
-  // assess for a handoff: an entry must take a first prompt
-  handoff?: boolean;
-}
-
-// The priority list as the next start would walk it, with each entry's state and reasons.
-export async function assessProviders(
-  context: Context,
-  options: ListOptions = {},
-): Promise<{ rows: Assessment[]; notes: string[]; ceiling: Level }> {
-  const { config, dirs, env } = context;
-  const [registry, cooldowns] = await Promise.all([
-    loadRegistry({ configDir: dirs.config, packs: config.packs, env }),
-    readCooldowns(dirs.data),
-  ]);
-  const providers = new Map<string, Manifest>([...registry.providers].map(([id, record]) => [id, record.manifest]));
-  const detections = await detectProviders([...providers.values()], { env, cacheDir: dirs.cache });
-  const entries = buildPriorityList({
-    entries: config.entries,
-    autoDetect: config.autoDetect,
-    providers,
-    detections,
-    includeAll: options.all === true,
-  });
-  const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
-  const now = options.now ?? new Date();
-  const rows = entries.map((entry, index) =>
-    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
-  );
-  // each note is one line, whatever the values it quotes from a project's config or a manifest hold
-  const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
-  if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
-    notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
-  }
-  if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
-  const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
-  return { rows, notes: [...notes, ...broken], ceiling };
-}
-
+// uuldana providers list: the priority list with each entry's state, as a table or JSON.
 export async function listProviders(context: Context, options: ListOptions = {}): Promise<CommandResult> {
   const { rows, notes, ceiling } = await assessProviders(context, options);
   const stderr = notes.length ? notes.join("\n") + "\n" : "";

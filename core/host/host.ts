@@ -1,11 +1,11 @@
 import { CommandPrompt } from "./command-prompt.js";
-import { describeIgnored, Detector, type DetectorEvent } from "../reader/detector.js";
+import { Detector, type DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
 import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "../terminal/pty.js";
 import { ScreenProxy } from "../terminal/screen-proxy.js";
 import { stopAgent, type ExitSteps, type StopResult } from "./stop.js";
-import { LiveModes, TITLE_POP, TITLE_PUSH, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
+import { LiveModes, TITLE_POP, TITLE_PUSH, holdTerminal, releaseTerminal, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
 import { formatDuration } from "../base/time.js";
 import { TitleFilter } from "./title.js";
 import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
@@ -64,17 +64,6 @@ export interface Run {
 }
 
 const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
-let restoreActive: (() => void) | undefined;
-// the last line of defence: whatever ends the process, the user's terminal leaves raw mode
-process.on("exit", () => restoreTerminal());
-
-// Puts the user's terminal back (cooked mode, modes off, title) if a run is active; safe to call on any exit path.
-export function restoreTerminal(): void {
-  const restore = restoreActive;
-  restoreActive = undefined;
-  restore?.();
-}
-
 export function startRun(options: HostOptions): Run {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
@@ -124,7 +113,6 @@ export function startRun(options: HostOptions): Run {
   };
 
   const describe = options.describe ?? { header: () => [], status: () => [] };
-  const notices: string[] = [];
   let detection: DetectorEvent | undefined;
   const detector = options.detect
     ? new Detector({ quietMs: options.detect.quietSeconds * 1000, dismissMs: options.detect.dismissSeconds * 1000, classify: options.detect.classify })
@@ -133,11 +121,6 @@ export function startRun(options: HostOptions): Run {
   const onDetected = (events: DetectorEvent[]): void => {
     for (const event of events) {
       if (event.type !== "candidate") detection = event;
-      if (event.type === "dismissed") {
-        notices.push(describeIgnored(event));
-        warned = true;
-        if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
-      }
       options.onDetection?.(event);
     }
     clearTimeout(detectTimer);
@@ -150,7 +133,6 @@ export function startRun(options: HostOptions): Run {
     header: () => [
       `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
       ...describe.header(),
-      ...notices,
     ],
     status: () => [
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
@@ -254,7 +236,7 @@ export function startRun(options: HostOptions): Run {
       }
     }
   };
-  restoreActive = restore;
+  holdTerminal(restore);
 
   if (interactive) {
     stdout.write(TITLE_PUSH + titleSequence(formatTitle("")));
@@ -282,7 +264,7 @@ export function startRun(options: HostOptions): Run {
     stdin.off("data", onInput);
     stdin.pause();
     stdout.off("resize", onResize);
-    if (restoreActive === restore) restoreTerminal();
+    releaseTerminal(restore);
   };
   const result = agent.exited.then(async (exit) => {
     gone = true;

@@ -104,3 +104,23 @@ export function releaseLostTerminal(): void {
     }
   }
 }
+
+let restoreActive: (() => void) | undefined;
+
+// A run holds the user's terminal: how to put it back (cooked mode, modes off, title), called once by whichever
+// exit path comes first.
+export function holdTerminal(restore: () => void): void {
+  restoreActive = restore;
+}
+
+// Puts the user's terminal back if a run holds it; safe to call on any exit path, and more than once.
+export function restoreTerminal(): void {
+  const restore = restoreActive;
+  restoreActive = undefined;
+  restore?.();
+}
+
+// Puts the user's terminal back if this run's restore is what holds it (a later run may hold it already).
+export function releaseTerminal(restore: () => void): void {
+  if (restoreActive === restore) restoreTerminal();
+}

@@ -1,0 +1,90 @@
+import { escapeControls, safeOutput } from "../base/safe-text.js";
+import type { Context } from "../config/context.js";
+import { formatDuration } from "../base/time.js";
+import { describeIgnored } from "../reader/detector.js";
+import { formatInstant } from "../session/eligibility.js";
+import type { LimitEvent, RunReport, SessionEvent, SessionResult } from "../session/result.js";
+import { runSession, type SessionOptions } from "../session/session.js";
+import { result, type CommandResult } from "./result.js";
+
+// The lines uuldana says about a session: one as each run starts or fails to start, and its ending. Shared by run,
+// resume and demo, which differ only in where the lines go.
+
+// A session rendered as run and resume show it: each line said on stderr as the session goes, the ending returned.
+export async function renderSession(context: Context, options: SessionOptions): Promise<CommandResult> {
+  // uuldana's own lines quote ids, names, versions and notes from files and programs: made safe before they are said
+  const say = (line: string): void => void process.stderr.write(`${safeOutput(line)}\n`);
+  const session = await runSession(context, { ...options, onEvent: (event) => describeEvent(event).forEach(say) });
+  return result("", describeEnding(session), session.exitCode);
+}
+
+// The line said for an event as the session goes, if it has one.
+export function describeEvent(event: SessionEvent, options: { commandKey?: boolean } = {}): string[] {
+  switch (event.type) {
+    case "notes":
+      return event.notes;
+    case "run-starting":
+      return [`uuldana: ${opening(event.run, event.previous)}${options.commandKey === false ? "" : ` · ${event.commandKey} opens uuldana's prompt`}`];
+    case "start-failed":
+      return [`uuldana: ${event.run.entry} could not start (${event.run.failure})`];
+    case "run-ended":
+      return event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : [];
+  }
+}
+
+// What uuldana says when the session has ended: what was ignored or left running, then how it ended.
+export function describeEnding(result: SessionResult): string {
+  const moved = result.runs.findLast((run) => run.limit?.action === "failover");
+  if (result.ending === "no-entry") {
+    const lines = moved ? [`uuldana: ${gone(moved, moved.limit!)}.`] : [];
+    const facts = result.nothingCanRun!;
+    if (facts.entries.length === 0) return [...lines, "uuldana: no entry can run: no provider is listed in config.json and none is installed"].join("\n") + "\n";
+    lines.push(`uuldana: no entry can run under the ceiling ${facts.ceiling}:`);
+    for (const { entry, reasons } of facts.entries) lines.push(`  ${escapeControls(entry)}: ${reasons.join("; ") || "already tried in this session"}`);
+    if (facts.firstReturn) {
+      const minutes = Math.max(1, Math.ceil((facts.firstReturn.getTime() - Date.now()) / 60_000));
+      lines.push(`The first resting entry returns in ${minutes} minute${minutes === 1 ? "" : "s"} (${formatInstant(facts.firstReturn)}).`);
+    }
+    return lines.join("\n") + "\n";
+  }
+  const last = result.runs.at(-1);
+  // a signal between runs: before the first, after a failover, or after a start that failed
+  if (!last || (result.ending === "signal" && (last.limit?.action === "failover" || last.end === "failed-start"))) {
+    return `uuldana: stopped by ${result.signal}${moved ? ` (${gone(moved, moved.limit!)})` : ""}\n`;
+  }
+  const lines = last.ignored.map((ignored) => `uuldana: ${describeIgnored(ignored)}`);
+  if (last.limit?.action === "kept running") {
+    lines.push(`uuldana: ${last.entry} said its usage allowance is gone (${limitName(last.limit)}; rests until ${formatInstant(last.limit.restsUntil)}); ${last.limit.why} so it keeps running`);
+  }
+  lines.push(runEnding(last));
+  return lines.join("\n") + "\n";
+}
+
+// --- internal ---
+
+function opening(run: RunReport, previous: RunReport | undefined): string {
+  const starting = `${run.entry} (${run.name} ${run.version ?? ""}) at ${run.level}${run.prompted ? " with the conversation so far" : ""}`;
+  if (run.nativeResume) return `resuming ${run.entry}'s own conversation (${run.nativeResume.join(" ")}); starting ${starting}`;
+  if (previous) return `${gone(previous, previous.limit!)}; continuing with ${starting}`;
+  if (run.restedUntil) return `${run.entry} has rested (its allowance returned at ${formatInstant(run.restedUntil)}); starting it again: ${starting}`;
+  return `starting ${starting}`;
+}
+
+function gone(run: RunReport, limit: LimitEvent): string {
+  return `${run.entry}'s ${limitName(limit)} is gone; it rests until ${formatInstant(limit.restsUntil)}`;
+}
+
+function limitName(limit: LimitEvent): string {
+  return limit.kind === "unknown" ? "usage allowance" : `${limit.kind} limit`;
+}
+
+function cooldownLine(run: RunReport, limit: LimitEvent): string {
+  return `uuldana: ${limit.rested ? "" : `${run.entry}'s rest until ${formatInstant(limit.restsUntil)} is not in the cooldown table yet: `}${limit.cooldownNotice}`;
+}
+
+function runEnding(run: RunReport): string {
+  const after = formatDuration(run.durationMs);
+  if (run.stoppedBy) return `uuldana: stopped ${run.entry} (${run.name}) with ${run.stoppedBy === "keys" ? "its exit keys" : run.stoppedBy} after ${after}`;
+  if (run.signal) return `uuldana: ${run.entry} (${run.name}) was killed by signal ${run.signal} after ${after}`;
+  return `uuldana: ${run.entry} (${run.name}) exited with code ${run.exitCode} after ${after}`;
+}

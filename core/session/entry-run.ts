@@ -1,0 +1,246 @@
+import { basename } from "node:path";
+
+import { UuldanaError } from "../base/errors.js";
+import { processStarted } from "../base/process.js";
+import { escapeControls } from "../base/safe-text.js";
+import { changeOrder, type OrderChange } from "../config/agent-order.js";
+import type { Context } from "../config/context.js";
+import type { Level } from "../config/levels.js";
+import { startRun, type Run, type RunResult } from "../host/host.js";
+import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
+import { compilePhrase } from "../reader/phrases.js";
+import { classifyText } from "../reader/reader.js";
+import { restoreTerminal } from "../terminal/tty.js";
+import { updateCooldowns } from "./cooldowns.js";
+import { formatInstant, type Assessment } from "./eligibility.js";
+import type { Journal } from "./journal.js";
+import type { LimitEvent, RunReport, RunStart } from "./result.js";
+
+export interface EntryRunOptions {
+  agentArgs: string[];
+  prompt: string | undefined;
+  promptFile: string | undefined;
+  ceiling: Level;
+  sessionId: string;
+  journal: Journal;
+  // the run's number in the session, for its files
+  runIndex: number;
+  start: RunStart;
+  nativeResume: string[] | undefined;
+  restedUntil: Date | undefined;
+  // another entry can take over when this one's allowance is gone; why not, when it cannot
+  failover: boolean;
+  why: string;
+  rows: Assessment[];
+  // the session's redactor, for what leaves the journal's hands (the cooldown row)
+  redact: (text: string) => string;
+  terminal: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } | undefined;
+  // aborted when the session must end; a run that starts just after is stopped at once
+  stopped: AbortSignal;
+  // told once the run is set up, before the agent starts
+  starting: (run: RunReport) => void;
+  // the agent's pid while it runs, for a crash of uuldana to stop it
+  active: (pid: number | undefined) => void;
+}
+
+// A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
+const FAILED_START_MS = 3000;
+
+// One run of one entry: started with its level's flags (and the handoff prompt), watched for a gone allowance. What
+// the agent's screen says is decided here, in one place: the host reports what the detector saw, this journals it,
+// rests the entry and stops the agent (or leaves it running when no other entry can take over).
+export async function runEntry(context: Context, chosen: Assessment, options: EntryRunOptions): Promise<{ report: RunReport; conversation: string }> {
+  const manifest = chosen.manifest!;
+  const level = chosen.level!;
+  const flags = manifest.levels![level]!;
+  const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...chosen.entry.args, ...options.agentArgs];
+  const promptMode = manifest.prompt?.mode ?? "none";
+  if (options.prompt && promptMode === "argv") args.push(options.prompt);
+  if (options.prompt && promptMode === "flag") args.push(manifest.prompt!.flag!, options.prompt);
+  // the level's environment comes last: an entry's env may not loosen what the level enforces
+  const env = { ...stringEnv(process.env), ...chosen.entry.env, ...(flags.env ?? {}) };
+  const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const report: RunReport = {
+    entry: chosen.entry.key,
+    provider: chosen.entry.id,
+    name: manifest.name,
+    version: chosen.detection?.version ?? null,
+    level,
+    start: options.start,
+    prompted: options.prompt !== undefined,
+    nativeResume: options.nativeResume,
+    restedUntil: options.restedUntil,
+    end: "exited",
+    exitCode: null,
+    signal: null,
+    stoppedBy: null,
+    failure: undefined,
+    limit: undefined,
+    ignored: [],
+    durationMs: 0,
+    userTurns: 0,
+  };
+  // one line each in uuldana's prompt: a key from a project's config may not break its line
+  const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
+  const conversationFile = `conversation-${options.runIndex}.txt`;
+  const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
+  const runStart = {
+    entry: chosen.entry.key,
+    provider: chosen.entry.id,
+    version: report.version,
+    level,
+    argv: [chosen.detection!.path, ...shownArgs],
+    ...(options.promptFile ? { prompt_file: basename(options.promptFile) } : {}),
+  };
+  options.starting(report);
+  let stopping: Promise<unknown> | undefined;
+  let cooldownWritten: Promise<unknown> | undefined;
+  let run: Run;
+
+  // the one place a limit event is decided
+  const decide = (event: DetectorEvent): void => {
+    if (event.type === "dismissed") {
+      report.ignored.push({ at: event.at, text: event.text });
+      options.journal.write("ignored", { entry: chosen.entry.key, text: event.text, score: event.verdict.score });
+      run.warn(true);
+      return;
+    }
+    if (event.type !== "stop") return;
+    const limit = limitEvent(event, context.config.cooldownMinutes, options);
+    report.limit = limit;
+    options.journal.write("limit", { entry: chosen.entry.key, source: limit.source, text: event.text, score: event.verdict.score, kind: limit.kind, reset_at: limit.resetAt, after: limit.after });
+    // waits at most a second for another writer; a rest not written then is kept and written later
+    cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
+      entries.set(chosen.entry.key, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(event.text) });
+    }).then((write) => {
+      options.journal.write("cooldown", { entry: chosen.entry.key, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+      limit.rested = write.written;
+      limit.cooldownNotice = write.notice;
+    });
+    if (limit.action === "failover") stopping = run.stop();
+  };
+
+  try {
+    run = startRun({
+      file: chosen.detection!.path!,
+      args,
+      env,
+      cwd: context.cwd,
+      entry: chosen.entry.key,
+      level,
+      exit: manifest.exit,
+      commandKey: context.config.commandKey,
+      scrollback: context.config.scrollback,
+      ...options.terminal,
+      ...(options.prompt ? { firstPrompt: options.prompt } : {}),
+      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: new RegExp(manifest.prompt!.ready!, "m") } } : {}),
+      detect: {
+        quietSeconds: context.config.quietSeconds,
+        dismissSeconds: context.config.dismissSeconds,
+        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
+      },
+      onUserTurn: (text) => {
+        options.journal.write("user", { entry: chosen.entry.key, text });
+        // the conversation so far is kept current at each turn, in a file of its own
+        void run.screen.read({ conversation: true }).then(({ conversation }) => {
+          if (conversation) options.journal.save(conversationFile, conversation + "\n");
+        });
+      },
+      onDetection: decide,
+      describe: {
+        header: () => [
+          `session ${options.sessionId} · ceiling ${options.ceiling}`,
+          `resting: ${resting.length ? resting.join(", ") : "none"}`,
+          ...report.ignored.map(describeIgnored),
+        ],
+        status: () => [`session ${options.sessionId}`, `ceiling ${options.ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
+        agent: (words) => agentCommand(context, options.rows, words),
+      },
+    });
+  } catch (error) {
+    if (error instanceof UuldanaError && error.code === "E_AGENT_START") {
+      options.journal.write("run-start", runStart);
+      return { report: { ...report, end: "failed-start", failure: error.message }, conversation: "" };
+    }
+    throw error;
+  }
+  // the session told to stop (SIGTERM, SIGHUP or SIGINT to uuldana) stops the agent the graceful way, even when
+  // the signal came just before this run started
+  const stopRun = (): void => void run.stop();
+  options.stopped.addEventListener("abort", stopRun);
+  if (options.stopped.aborted) stopRun();
+  options.active(run.agent.pid);
+  let ended: RunResult;
+  try {
+    // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
+    // Written once a crash of uuldana can stop the agent, so a journal that cannot be written (a full disk) stops it too
+    options.journal.write("run-start", { ...runStart, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
+    ended = await run.result;
+    await stopping;
+    await cooldownWritten;
+  } finally {
+    options.stopped.removeEventListener("abort", stopRun);
+    options.active(undefined);
+    restoreTerminal();
+  }
+  options.journal.save(conversationFile, ended.conversation + "\n");
+  options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
+  options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
+  // a signal to uuldana means the user wants to stop, even if a limit came first
+  if (report.limit && options.stopped.aborted) report.limit.action = "stopped";
+  const stoppedBy = ended.stop && ended.stop.step !== "exited" ? ended.stop.step : null;
+  Object.assign(report, {
+    end: stoppedBy ? "stopped" : ended.signal ? "killed" : "exited",
+    exitCode: ended.exitCode,
+    signal: ended.signal ?? null,
+    stoppedBy,
+    durationMs: ended.durationMs,
+    userTurns: ended.userTurns.length,
+  } satisfies Partial<RunReport>);
+  if (!report.limit && !options.stopped.aborted && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {
+    report.end = "failed-start";
+    report.failure = `it exited with status ${ended.exitCode} at once`;
+  }
+  return { report, conversation: ended.conversation };
+}
+
+// --- internal ---
+
+// What a stop means for this session: until when the entry rests, and whether another entry takes over.
+function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMinutes: number, options: EntryRunOptions): LimitEvent {
+  const reset = event.verdict.reset_at ? new Date(event.verdict.reset_at) : undefined;
+  const restsUntil = reset && reset.getTime() > Date.now() ? reset : new Date(Date.now() + cooldownMinutes * 60_000);
+  return {
+    source: "inferred",
+    kind: event.verdict.kind,
+    resetAt: event.verdict.reset_at,
+    text: event.text,
+    after: event.after,
+    restsUntil,
+    rested: false,
+    action: options.failover ? "failover" : "kept running",
+    why: options.failover ? undefined : options.why,
+    cooldownNotice: undefined,
+  };
+}
+
+// /agent in uuldana's prompt: the priority list, or a change to its order in config.json.
+function agentCommand(context: Context, rows: Assessment[], words: string): string[] {
+  const [verb, key] = words.split(/\s+/);
+  if (!verb) {
+    return [
+      "priority list:",
+      ...rows.map((row) => `  ${row.order}. ${escapeControls(row.entry.key)}: ${row.eligible ? `ready at ${row.level}` : row.reasons.join("; ")}`),
+      "change it: /agent up|down|first|remove ENTRY, or /agent add PROVIDER",
+    ];
+  }
+  if (!["up", "down", "first", "add", "remove"].includes(verb) || !key) return ["usage: /agent [up|down|first|remove ENTRY | add PROVIDER]"];
+  return [escapeControls(changeOrder(context.config.userFile, verb as OrderChange, key)), "the next failover walks this order"];
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
+  return result;
+}

@@ -1,0 +1,60 @@
+import type { Context } from "../config/context.js";
+import { effectiveCeiling, levelRank, type Level } from "../config/levels.js";
+import { formatError } from "../base/errors.js";
+import { escapeControls } from "../base/safe-text.js";
+import { detectProviders } from "../registry/detect.js";
+import { loadRegistry } from "../registry/registry.js";
+import type { Manifest, ManifestRecord } from "../registry/types.js";
+import { readCooldowns } from "./cooldowns.js";
+import { assessEntry, buildPriorityList, type Assessment } from "./eligibility.js";
+
+export interface ListOptions {
+  all?: boolean;
+  json?: boolean;
+  ceiling?: Level;
+  now?: Date;
+  // assess for a handoff: an entry must take a first prompt
+  handoff?: boolean;
+}
+
+// The priority list as it stands, the notes about the files behind it, the ceiling, and the manifest files by id.
+export interface Priority {
+  rows: Assessment[];
+  notes: string[];
+  ceiling: Level;
+  records: ReadonlyMap<string, ManifestRecord>;
+}
+
+// The priority list as the next start would walk it, with each entry's state and reasons.
+export async function assessProviders(
+  context: Context,
+  options: ListOptions = {},
+): Promise<Priority> {
+  const { config, dirs, env } = context;
+  const [registry, cooldowns] = await Promise.all([
+    loadRegistry({ configDir: dirs.config, packs: config.packs, env }),
+    readCooldowns(dirs.data),
+  ]);
+  const providers = new Map<string, Manifest>([...registry.providers].map(([id, record]) => [id, record.manifest]));
+  const detections = await detectProviders([...providers.values()], { env, cacheDir: dirs.cache });
+  const entries = buildPriorityList({
+    entries: config.entries,
+    autoDetect: config.autoDetect,
+    providers,
+    detections,
+    includeAll: options.all === true,
+  });
+  const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
+  const now = options.now ?? new Date();
+  const rows = entries.map((entry, index) =>
+    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
+  );
+  // each note is one line, whatever the values it quotes from a project's config or a manifest hold
+  const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
+  if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
+    notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
+  }
+  if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
+  const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
+  return { rows, notes: [...notes, ...broken], ceiling, records: registry.providers };
+}

@@ -1,0 +1,83 @@
+import type { Level } from "../config/levels.js";
+import type { StopStep } from "../host/stop.js";
+import type { LimitKind } from "../reader/reader.js";
+
+// What a session did, as flat facts: the engine returns it, the commands render it, and nobody reads its text back.
+export interface SessionResult {
+  sessionId: string;
+  runs: RunReport[];
+  ending: SessionEnding;
+  exitCode: number;
+  // the signal to uuldana that ended the session (ending "signal")
+  signal: NodeJS.Signals | undefined;
+  // why no entry could run (ending "no-entry"): each entry of the list with its reasons, and when the first resting
+  // one returns
+  nothingCanRun: NothingCanRun | undefined;
+}
+
+// How a session ended: its agent exited (or was stopped and no failover followed), no entry could run, or a signal
+// to uuldana ended it.
+export type SessionEnding = "agent-exited" | "no-entry" | "signal";
+
+export interface NothingCanRun {
+  ceiling: Level;
+  entries: { entry: string; reasons: string[] }[];
+  firstReturn: Date | undefined;
+}
+
+// One run of one entry.
+export interface RunReport {
+  entry: string;
+  provider: string;
+  name: string;
+  version: string | null;
+  level: Level;
+  // how it started: the session's first, after another entry's limit, or continuing a session
+  start: RunStart;
+  // it was handed the conversation so far as its first prompt
+  prompted: boolean;
+  // the arguments that made the agent continue its own conversation, when resuming the entry that ran last
+  nativeResume: string[] | undefined;
+  // when this entry's rest ended, if it rested before and runs again now
+  restedUntil: Date | undefined;
+  // how it ended: the agent exited by itself, uuldana stopped it, a signal killed it, or it could not start
+  end: RunEnd;
+  exitCode: number | null;
+  signal: number | null;
+  stoppedBy: StopStep | null;
+  // why it could not start (end "failed-start")
+  failure: string | undefined;
+  limit: LimitEvent | undefined;
+  // limit-like text the agent went on working past: when, and what
+  ignored: { at: number; text: string }[];
+  durationMs: number;
+  userTurns: number;
+}
+
+export type RunStart = "first" | "failover" | "resume";
+export type RunEnd = "exited" | "stopped" | "killed" | "failed-start";
+
+// The agent said its allowance is gone, and what the session did about it.
+export interface LimitEvent {
+  source: "inferred";
+  kind: LimitKind;
+  resetAt: string | null;
+  text: string;
+  // what made it a stop: the agent went quiet after the text, or exited with a failing status
+  after: "quiet" | "failing exit";
+  restsUntil: Date;
+  // whether the cooldown table holds the rest (a busy table is written later)
+  rested: boolean;
+  // the session moved on to the next entry, or kept this one running (failover off, no other entry, stopped by a signal)
+  action: "failover" | "kept running" | "stopped";
+  // why the agent was left running, when it was
+  why: string | undefined;
+  cooldownNotice: string | undefined;
+}
+
+// What the engine tells its renderer as the session goes: before each run, a start that failed, notes.
+export type SessionEvent =
+  | { type: "notes"; notes: string[] }
+  | { type: "run-starting"; run: RunReport; previous: RunReport | undefined; commandKey: string }
+  | { type: "start-failed"; run: RunReport }
+  | { type: "run-ended"; run: RunReport };

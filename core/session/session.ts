@@ -1,0 +1,217 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+import { UuldanaError } from "../base/errors.js";
+import { processStarted, signalNumber } from "../base/process.js";
+import { addSecrets, redactorFor } from "../config/redaction.js";
+import { loadConfig } from "../config/config.js";
+import type { Context } from "../config/context.js";
+import { effectiveCeiling, type Level } from "../config/levels.js";
+import { stopGroupNow } from "../host/stop.js";
+import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
+import { checkNodePty } from "../terminal/pty.js";
+import { readCooldowns } from "./cooldowns.js";
+import type { Assessment } from "./eligibility.js";
+import { runEntry } from "./entry-run.js";
+import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
+import { Journal, checkSessionsFolder } from "./journal.js";
+import { assessProviders } from "./priority.js";
+import type { NothingCanRun, RunReport, SessionEvent, SessionResult } from "./result.js";
+import { newSessionId } from "./session-id.js";
+import type { ResumeFacts } from "./sessions.js";
+
+export interface SessionOptions {
+  provider?: string;
+  ceiling?: Level;
+  failover?: boolean;
+  agentArgs: string[];
+  now?: Date;
+  // continue an earlier session: its id, the runs it had, and whether anyone had spoken
+  resume?: ResumeFacts;
+  // the terminal the agents are shown on and typed into (the demo plays both); the process's own by default
+  terminal?: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream };
+  // aborted (with the signal's name as its reason) when the session must end: no further run starts
+  stop?: AbortSignal;
+  // told as the session goes, for the lines said while it runs
+  onEvent?: (event: SessionEvent) => void;
+}
+
+// How long each signal of the stop ladder has to end the agent when uuldana itself crashes.
+const CRASH_STEP_MS = 1000;
+
+// The sessions of this process whose agent is running, for a crash of uuldana to end them.
+const active = new Map<Journal, number>();
+
+// Runs a session: starts the first eligible entry of the priority list, passes the terminal through to it, and
+// when its allowance is gone, rests it and continues the conversation with the next eligible entry. Returns what
+// happened; says nothing itself.
+export async function runSession(context: Context, options: SessionOptions): Promise<SessionResult> {
+  // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
+  checkNodePty();
+  const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
+  // entries' env values (account folders, keys; of every entry the user wrote, whatever a project keeps) and what the
+  // user's redact patterns match never reach a file of the session, the cooldown table or the next agent's prompt:
+  // one redactor for all of them
+  const redactor = redactorFor(context.config);
+  const redact = (text: string): string => redactor.redact(text);
+  checkSessionsFolder(context.dirs.data);
+  // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
+  // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
+  const begun = {
+    cwd: context.cwd,
+    ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
+    pid: process.pid,
+    pid_start: processStarted(process.pid) ?? null,
+  };
+  const journal = new Journal(context.dirs.data, sessionId, redactor);
+  journal.write(options.resume ? "session-resume" : "session-start", begun);
+  const emit = options.onEvent ?? ((): void => {});
+  const failoverOn = options.failover !== false && context.config.failover;
+  const parts: RunPart[] = [...(options.resume?.parts ?? [])];
+  const runs: RunReport[] = [];
+  const tried = new Set<string>();
+  let spoken = options.resume?.spoken ?? false;
+  let runIndex = options.resume?.parts.length ?? 0;
+  // a start that failed at once, kept to end the session with when no other entry can run
+  let failed: RunReport | undefined;
+  const stopped = options.stop ?? new AbortController().signal;
+  const finish = (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): SessionResult => {
+    journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
+    return { sessionId, runs, ...facts };
+  };
+  try {
+    for (;;) {
+      const first = runs.length === 0;
+      // /agent may have changed config.json during the last run: the next start walks the new order
+      if (!first && existsSync(context.config.userFile)) {
+        context.config = await loadConfig({ configDir: context.dirs.config, configFile: context.config.userFile, cwd: context.cwd, env: context.env });
+        // a value or pattern added meanwhile is a secret from now on
+        addSecrets(redactor, context.config);
+      }
+      const handoff: boolean = parts.length > 0 && spoken;
+      const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
+      if (first && notes.length) emit({ type: "notes", notes });
+      if (stopped.aborted) {
+        const signal = String(stopped.reason) as NodeJS.Signals;
+        const exitCode = 128 + signalNumber(signal);
+        return finish({ ending: "signal", exitCode, signal, nothingCanRun: undefined }, `stopped by ${signal}`);
+      }
+      const ordered = first ? putFirst(rows, options.provider) : rows;
+      const candidates = ordered.filter((row) => !tried.has(row.entry.key));
+      for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
+      const chosen = candidates.find((row) => row.eligible);
+      if (!chosen && failed) return finish(endOf(failed));
+      if (!chosen) return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: nothingCanRun(ordered, ceiling) }, "no entry can run");
+      // the arguments after -- may not start the first agent at another level than its banner names
+      const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
+      if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
+      // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
+      const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
+      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`), redact }) : undefined;
+      if (prompt) {
+        journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
+        journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
+      }
+      // the run whose limit this one takes over from, if any
+      const previous = runs.findLast((run) => run.limit?.action === "failover");
+      const { report, conversation } = await runEntry(context, chosen, {
+        agentArgs: native ?? (first ? options.agentArgs : []),
+        prompt: prompt?.prompt,
+        promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
+        ceiling,
+        sessionId,
+        journal,
+        runIndex: ++runIndex,
+        start: previous ? "failover" : options.resume ? "resume" : "first",
+        nativeResume: native,
+        restedUntil: first ? await restedAgain(context, chosen.entry.key) : undefined,
+        failover: failoverOn && rows.length >= 2,
+        why: failoverOn ? "there is no other entry to move to," : "failover is off,",
+        rows,
+        redact,
+        terminal: options.terminal,
+        stopped,
+        starting: (run) => emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey }),
+        active: (pid) => (pid === undefined ? active.delete(journal) : active.set(journal, pid)),
+      });
+      runs.push(report);
+      tried.add(chosen.entry.key);
+      if (report.end === "failed-start") {
+        journal.write("start-failed", { entry: chosen.entry.key, reason: report.failure });
+        emit({ type: "start-failed", run: report });
+        // one that never ran leaves nothing to end the session with; one that exited at once does
+        failed = report.exitCode === null ? undefined : report;
+        continue;
+      }
+      failed = undefined;
+      emit({ type: "run-ended", run: report });
+      spoken ||= report.userTurns > 0 || prompt !== undefined;
+      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation, stopText: report.limit?.text, prompt: prompt?.prompt });
+      if (report.limit?.action === "failover") {
+        journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: report.stoppedBy ?? "exit" });
+        tried.clear();
+        tried.add(chosen.entry.key);
+        continue;
+      }
+      return finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
+    }
+  } catch (error) {
+    // a usage or configuration error found once the session had begun (an unknown --provider, a permission flag
+    // after --) ends it in the journal too, so it does not list as interrupted
+    if (error instanceof UuldanaError) journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
+    throw error;
+  } finally {
+    active.delete(journal);
+    journal.close();
+  }
+}
+
+// uuldana itself has crashed: each running agent climbs the stop ladder in a bounded synchronous wait (about two
+// seconds at most, then KILL), and its session ends in the journal. For the CLI's last handler; never throws.
+export function endSessionsOnCrash(error: unknown): void {
+  for (const [journal, pid] of active) {
+    const step = stopGroupNow(pid, CRASH_STEP_MS);
+    try {
+      const message = error instanceof Error ? error.message : String(error);
+      journal.write("session-end", { exit_code: 70, reason: `uuldana crashed: ${message}; its agent ${step === "exited" ? "had exited" : `was stopped with ${step}`}` });
+    } catch {
+      // the journal is as good as the crash left it
+    }
+  }
+  active.clear();
+}
+
+// --- internal ---
+
+// How the session ends after its last run: the agent's own exit code, or a signal's.
+function endOf(run: RunReport, signal?: NodeJS.Signals): Omit<SessionResult, "sessionId" | "runs"> {
+  if (signal) return { ending: "signal", exitCode: 128 + signalNumber(signal), signal, nothingCanRun: undefined };
+  const exitCode = run.signal ? 128 + run.signal : (run.exitCode ?? 1);
+  return { ending: "agent-exited", exitCode, signal: undefined, nothingCanRun: undefined };
+}
+
+// When an entry's rest ended, if the cooldown table still remembers one that is over.
+async function restedAgain(context: Context, key: string): Promise<Date | undefined> {
+  const row = (await readCooldowns(context.dirs.data)).entries.get(key);
+  return row && row.until.getTime() <= Date.now() ? row.until : undefined;
+}
+
+function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
+  if (!key) return rows;
+  const index = rows.findIndex((row) => row.entry.key === key);
+  if (index === -1) {
+    throw new UuldanaError("E_USAGE", `--provider ${key}: no entry has this key`, {
+      details: [`  entries: ${rows.map((row) => row.entry.key).join(", ") || "none"}`],
+      hint: 'run "uuldana providers list --all" to see every entry and provider',
+    });
+  }
+  return [rows[index]!, ...rows.slice(0, index), ...rows.slice(index + 1)];
+}
+
+function nothingCanRun(rows: Assessment[], ceiling: Level): NothingCanRun {
+  const firstReturn = rows
+    .map((row) => row.restingUntil)
+    .filter((until): until is Date => until !== undefined)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
+  return { ceiling, entries: rows.map((row) => ({ entry: row.entry.key, reasons: row.reasons })), firstReturn };
+}
