@@ -115,7 +115,7 @@ describe("typed prompts", () => {
   ])("types the prompt once the agent is ready, %s, and presses Enter on its own", async (_, env, shown) => {
     const { run } = start("typed", {
       env: { ...sandbox.env, ...env } as Record<string, string>,
-      typedPrompt: { text: "continue the work\non the parser", ready: /ready>$/m },
+      typedPrompt: { text: "continue the work\non the parser", ready: (screen) => /ready>$/m.test(screen.join("\n")) },
     });
     const visible = await screenShows(run, "received");
     expect(visible.find((line) => line.startsWith("received"))).toBe(shown);
@@ -125,7 +125,7 @@ describe("typed prompts", () => {
   });
 
   it("says why when the agent never gets ready", async () => {
-    const { run } = start("line", { typedPrompt: { text: "hello", ready: /never shown/ } });
+    const { run } = start("line", { typedPrompt: { text: "hello", ready: (screen) => screen.includes("never shown") } });
     await screenShows(run, "line agent ready");
     run.agent.write("exit 0\r");
     const result = await run.result;

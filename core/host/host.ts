@@ -21,7 +21,8 @@ export interface HostOptions {
   exit?: ExitSteps;
   commandKey: string;
   scrollback?: number;
-  typedPrompt?: { text: string; ready: RegExp };
+  // a first prompt to type once the agent's screen shows it may be pasted
+  typedPrompt?: { text: string; ready: (screen: readonly string[]) => boolean };
   // the first prompt handed to the agent, however it is given: its echo on screen is not the agent's own text
   firstPrompt?: string;
   // lines about the session for the command-key header and /status

@@ -14,12 +14,12 @@ export async function typePrompt(
   agent: AgentPty,
   screen: ScreenProxy,
   text: string,
-  ready: RegExp,
+  ready: (screen: readonly string[]) => boolean,
   options: { timeoutMs?: number; isDone?: () => boolean } = {},
 ): Promise<TypedPromptResult> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
-    if (ready.test((await screen.read()).visible.join("\n"))) break;
+    if (ready((await screen.read()).visible)) break;
     if (options.isDone?.()) return { ok: false, retriedEnter: false, reason: "the agent exited before it was ready" };
     if (Date.now() > deadline) return { ok: false, retriedEnter: false, reason: "the agent never showed that it was ready" };
     await sleep(50);

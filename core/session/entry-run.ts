@@ -134,7 +134,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       scrollback: context.config.scrollback,
       ...options.terminal,
       ...(options.prompt ? { firstPrompt: options.prompt } : {}),
-      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: new RegExp(manifest.prompt!.ready!, "m") } } : {}),
+      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: (screen: readonly string[]) => new RegExp(manifest.prompt!.ready!, "m").test(screen.join("\n")) } } : {}),
       detect: {
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
