@@ -50,6 +50,7 @@ describe("providers list", () => {
         entry: "delta",
         provider: "delta",
         name: "Stand-in delta",
+        account_env: {},
         origin: "config",
         installed: true,
         path: join(sandbox.path, "delta"),
@@ -64,6 +65,7 @@ describe("providers list", () => {
         entry: "alpha-work",
         provider: "alpha",
         name: "Stand-in alpha",
+        account_env: {},
         origin: "config",
         installed: true,
         path: join(sandbox.path, "alpha"),
@@ -78,6 +80,7 @@ describe("providers list", () => {
         entry: "beta",
         provider: "beta",
         name: "Stand-in beta",
+        account_env: {},
         origin: "detected",
         installed: true,
         path: join(sandbox.path, "beta"),
@@ -296,5 +299,25 @@ describe("version probes", () => {
       eligible: false,
       reasons: ['not recognised as Stand-in alpha: "alpha --version" printed "alpha 1.2.3"'],
     });
+  });
+});
+
+describe("entries of one provider and one account", () => {
+  beforeEach(() => dropIn("alpha", { account_env: { ALPHA_HOME: "the folder holding this account's login" } }));
+
+  it("notes that two entries share one allowance when nothing in account_env tells them apart", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha", { id: "alpha", name: "alpha-2" }], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    expect(run.stderr).toBe(
+      'note: entries "alpha" and "alpha-2" run alpha with the same account, so they share one allowance; to give "alpha-2" another account, set ALPHA_HOME (the folder holding this account\'s login) in its "env"\n',
+    );
+    expect((JSON.parse(run.stdout) as { account_env: unknown }[]).map((row) => row.account_env)).toEqual([{ ALPHA_HOME: null }, { ALPHA_HOME: null }]);
+  });
+
+  it("says nothing when each entry has its own account", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha", { id: "alpha", name: "alpha-2", env: { ALPHA_HOME: "~/alpha-2" } }], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    expect(run.stderr).toBe("");
+    expect((JSON.parse(run.stdout) as { account_env: unknown }[]).map((row) => row.account_env)).toEqual([{ ALPHA_HOME: null }, { ALPHA_HOME: "set" }]);
   });
 });

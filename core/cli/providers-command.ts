@@ -74,6 +74,8 @@ function toJson(row: Assessment): Record<string, unknown> {
     entry: row.entry.key,
     provider: row.entry.id,
     name: row.manifest?.name ?? null,
+    // the variables that select another account of this CLI, and the values this entry gives them
+    account_env: Object.fromEntries(Object.keys(row.manifest?.account_env ?? {}).map((name) => [name, row.entry.env[name] === undefined ? null : "set"])),
     origin: row.entry.origin,
     installed: row.detection?.installed === true,
     path: row.detection?.path ?? null,

@@ -55,6 +55,31 @@ export async function assessProviders(
     notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
   }
   if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
+  notes.push(...sharedAccounts(rows).map(escapeControls));
   const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
   return { rows, notes: [...notes, ...broken], ceiling, records: registry.providers };
 }
+
+// --- internal ---
+
+// Entries of one provider that select the same account (the same values of every variable its manifest names in
+// account_env) share one allowance: when it is gone for one, it is gone for the other, and a failover between them
+// gains nothing. One note per pair, naming the variables that would tell them apart.
+function sharedAccounts(rows: readonly Assessment[]): string[] {
+  const notes: string[] = [];
+  const seen = new Map<string, Assessment>();
+  for (const row of rows) {
+    const accountEnv = row.manifest?.account_env;
+    if (!accountEnv || Object.keys(accountEnv).length === 0 || row.entry.origin === "detected") continue;
+    const account = `${row.entry.id}\0${Object.keys(accountEnv).map((name) => row.entry.env[name] ?? "").join("\0")}`;
+    const earlier = seen.get(account);
+    if (!earlier) {
+      seen.set(account, row);
+      continue;
+    }
+    const names = Object.entries(accountEnv).map(([name, what]) => `${name} (${what})`).join(" or ");
+    notes.push(`note: entries "${earlier.entry.key}" and "${row.entry.key}" run ${row.entry.id} with the same account, so they share one allowance; to give "${row.entry.key}" another account, set ${names} in its "env"`);
+  }
+  return notes;
+}
+
