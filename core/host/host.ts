@@ -145,7 +145,7 @@ export function startRun(options: HostOptions): Run {
     if (deadline !== undefined && !exited) detectTimer = setTimeout(() => onDetected(detector!.tick(Date.now())), Math.max(0, deadline - Date.now()));
   };
   if (detector && options.firstPrompt) detector.notePrompt(options.firstPrompt);
-  if (detector) screen.onDrawn((lines) => onDetected(detector.observe(lines, Date.now())));
+  if (detector) screen.onDrawn((drawn) => onDetected(detector.observe(drawn.lines, Date.now())));
   const promptContext = {
     header: () => [
       `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
