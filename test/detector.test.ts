@@ -33,13 +33,120 @@ describe("the streaming detector", () => {
     expect(detector.observe([LIMIT], 21_000)).toEqual([]);
   });
 
-  it("does not count a spinner or a clock redrawn as work", () => {
+  // A row redrawn where it stands, as the screen model reports it.
+  const redraw = (before: string, after: string, cursor = false) => ({ lines: cursor ? [] : [after], grew: 0, redrawn: [{ before, after, cursor }] });
+
+  it.each([
+    ["a braille spinner with a running timer on the cursor's row", ["⠋ Waiting (1s)", "⠙ Waiting (2s)", "⠹ Waiting (3s)"], true],
+    ["a dingbat spinner, a gerund and a timer", ["✶ Crunching… (12s · esc to interrupt)", "✻ Crunching… (13s · esc to interrupt)", "✽ Crunching… (14s · esc to interrupt)"], false],
+    ["a spinner glyph alone turning", ["⠋ Thinking", "⠙ Thinking", "⠹ Thinking"], false],
+    ["a progress bar filling", ["[==>       ]", "[===>      ]", "[====>     ]"], false],
+    ["a fixed bullet, a gerund and a timer", ["• Compiling… (8s)", "• Compiling… (9s)", "• Compiling… (10s)"], true],
+    ["dots after a gerund and a clock", ["Indexing... 0:08", "Indexing... 0:09", "Indexing... 0:10"], false],
+  ])("counts %s redrawn in place as work", (_what, frames, cursor) => {
     const detector = make();
     detector.observe([LIMIT], 0);
-    detector.observe(["⠋ Waiting (1s)"], 100);
-    expect(detector.observe(["⠙ Waiting (2s)"], 1200)).toEqual([]);
-    expect(detector.observe(["⠹ Waiting (3s)"], 1400)).toEqual([]);
-    expect(types(detector.tick(1600))).toEqual(["stop"]);
+    let at = 0;
+    for (let t = 1000; t <= 20_000; t += 1000) {
+      at = t;
+      const before = frames[(t / 1000 - 1) % 3]!;
+      const after = frames[(t / 1000) % 3]!;
+      if (t < 20_000) expect(detector.observe(redraw(before, after, cursor), t)).toEqual([]);
+    }
+    expect(types(detector.tick(at))).toEqual(["dismissed"]);
+  });
+
+  it.each([
+    ["a clock", ["12:00:01", "12:00:02", "12:00:03"], false],
+    ["a counter beside words", ["context left: 41%", "context left: 40%", "context left: 39%"], false],
+    ["a timer without a gerund", ["⠿ Waiting (1s)", "⠿ Waiting (2s)", "⠿ Waiting (3s)"], true],
+    ["the same row drawn again", ["I refactored the parser.", "I refactored the parser.", "I refactored the parser."], false],
+  ])("does not count %s redrawn in place with other digits as work", (_what, frames, cursor) => {
+    const detector = make();
+    detector.observe([LIMIT, frames[0]!], 0);
+    expect(detector.observe(redraw(frames[0]!, frames[1]!, cursor), 600)).toEqual([]);
+    expect(detector.observe(redraw(frames[1]!, frames[2]!, cursor), 1200)).toEqual([]);
+    expect(detector.nextDeadline()).toBe(1500);
+    expect(detector.tick(1500)).toMatchObject([{ type: "stop", after: "quiet", at: 1500 }]);
+  });
+
+  it("counts progress lines that come in at the bottom as work, though they differ only in a number", () => {
+    const detector = make();
+    detector.observe([LIMIT], 0);
+    for (let t = 1000; t < 20_000; t += 1000) {
+      expect(detector.observe({ lines: [`Working on step ${t / 1000}…`], grew: 1, redrawn: [] }, t)).toEqual([]);
+    }
+    expect(types(detector.tick(20_000))).toEqual(["dismissed"]);
+  });
+
+  it("counts a row rewritten in place with new words as work, and the same words again not", () => {
+    const detector = make();
+    detector.observe([LIMIT, "reading the lexer"], 0);
+    expect(detector.observe(redraw("reading the lexer", "reading the parser"), 1000)).toEqual([]);
+    expect(detector.nextDeadline()).toBe(2500);
+    expect(detector.observe(redraw("reading the parser", "reading the lexer"), 2000)).toEqual([]);
+    expect(types(detector.tick(2500))).toEqual(["stop"]);
+  });
+
+  it("does not count the line being typed, rows of the user's own, or the limit text coming in again as work", () => {
+    const detector = make();
+    detector.observe([LIMIT], 0);
+    expect(detector.observe(redraw("> wha", "> what now", true), 500)).toEqual([]);
+    detector.noteInput("what now\r");
+    expect(detector.observe({ lines: ["> what now"], grew: 1, redrawn: [] }, 1000)).toEqual([]);
+    expect(detector.observe({ lines: [LIMIT], grew: 2, redrawn: [] }, 1200)).toEqual([]);
+    expect(types(detector.tick(1500))).toEqual(["stop"]);
+  });
+
+  describe("with the provider's busy test", () => {
+    const screens: (readonly string[])[] = [];
+    const withBusy = (busy: (screen: readonly string[]) => boolean): Detector =>
+      new Detector({ quietMs: 1500, dismissMs: 20_000, classify: (text) => classifyText(text, { now, timeZone: "UTC" }), busy });
+    const working = ["⎿  You've hit your weekly limit", "◆ running the tests · esc to cancel"];
+
+    it("asks it with the visible rows at the quiet deadline, and keeps a quiet agent it says is busy", () => {
+      screens.length = 0;
+      const detector = withBusy((screen) => {
+        screens.push(screen);
+        return screen.some((line) => line.includes("esc to cancel"));
+      });
+      detector.observe([LIMIT], 0);
+      expect(detector.needsScreen(1499)).toBe(false);
+      expect(detector.needsScreen(1500)).toBe(true);
+      expect(detector.tick(1500, working)).toEqual([]);
+      expect(screens).toEqual([working]);
+      expect(detector.nextDeadline()).toBe(3000);
+      for (let t = 3000; t < 19_500; t += 1500) expect(detector.tick(t, working)).toEqual([]);
+      expect(types(detector.tick(20_000, working))).toEqual(["dismissed"]);
+    });
+
+    it("stops when it says the agent is not busy, and when it throws", () => {
+      const idle = withBusy(() => false);
+      idle.observe([LIMIT], 0);
+      expect(idle.tick(1500, ["⎿  You've hit your weekly limit"])).toMatchObject([{ type: "stop", after: "quiet" }]);
+      const broken = withBusy(() => {
+        throw new Error("bad pattern");
+      });
+      broken.observe([LIMIT], 0);
+      expect(broken.tick(1500, working)).toMatchObject([{ type: "stop", after: "quiet" }]);
+    });
+
+    it("is asked at most five times a second, whatever the quiet period", () => {
+      let asked = 0;
+      const detector = new Detector({ quietMs: 0, dismissMs: 20_000, classify: (text) => classifyText(text, { now, timeZone: "UTC" }), busy: () => ++asked > 0 });
+      detector.observe([LIMIT], 0);
+      expect(detector.tick(0, working)).toEqual([]);
+      expect(detector.nextDeadline()).toBe(200);
+      expect(detector.needsScreen(199)).toBe(false);
+      expect(asked).toBe(1);
+    });
+
+    it("is not needed without a limit message, or without a hook", () => {
+      expect(withBusy(() => true).needsScreen(60_000)).toBe(false);
+      const plain = make();
+      plain.observe([LIMIT], 0);
+      expect(plain.needsScreen(60_000)).toBe(false);
+    });
   });
 
   it("after a limit message, takes a failing exit for a stop and exit 0 for the user leaving", () => {

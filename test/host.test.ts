@@ -5,6 +5,7 @@ import { PassThrough, Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { startRun, type HostOptions, type Run } from "../core/host/host.js";
+import type { DetectorEvent } from "../core/reader/detector.js";
 import { classifyText } from "../core/reader/reader.js";
 import { LiveModes } from "../core/terminal/tty.js";
 import { AGENTS, EXIT } from "./agents.js";
@@ -161,7 +162,6 @@ describe("reading the agent's screen for a gone allowance", () => {
 
   it.each([
     ["banner", "stop", "quiet"],
-    ["spinner", "stop", "quiet"],
     ["fail", "stop", "failing exit"],
     ["keep-working", "dismissed", undefined],
   ] as const)("LIMIT_MODE=%s ends in %s", async (mode, type, after) => {
@@ -182,6 +182,57 @@ describe("reading the agent's screen for a gone allowance", () => {
       if (type === "stop") expect(result.detection).toMatchObject({ type: "stop", after, text: LIMIT_RESET.message });
       if (type === "stop") expect(result.detection?.type === "stop" && result.detection.verdict.reset_at).toBe(LIMIT_RESET.iso);
     }
+  });
+
+  // After the limit text, what the agent keeps drawing decides: work keeps it (the text is dismissed after
+  // dismissSeconds), a redraw that only changes digits in place does not (a stop after quietSeconds).
+  it.each([
+    ["spinner", "a braille spinner with a running timer on the cursor's row", "dismissed"],
+    ["timer", "a dingbat spinner, a gerund and a timer, redrawn under the text", "dismissed"],
+    ["elapsed", "a fixed bullet, a gerund and a timer: only its digits change", "dismissed"],
+    ["steps", "progress lines that differ only in their number", "dismissed"],
+    ["alt-steps", "the same lines in a scroll region on the alternate screen", "dismissed"],
+    ["clock", "an idle clock in the bottom row", "stop"],
+    ["busy", "a busy line nothing tells apart from quiet", "stop"],
+  ] as const)("LIMIT_MODE=%s (%s) ends in %s", async (mode, _what, type) => {
+    const events: DetectorEvent[] = [];
+    const { run } = start("limit", {
+      env: { ...sandbox.env, LIMIT_MODE: mode, WORK_SECONDS: "4" } as Record<string, string>,
+      detect,
+      onDetection: (event) => events.push(event),
+    });
+    await waitFor(() => events.some((event) => event.type === "stop" || event.type === "dismissed"), "a stop or a dismissal", 10_000);
+    run.agent.write("/exit\r");
+    const result = await run.result;
+    expect(events.map((event) => event.type)).toEqual(["candidate", type]);
+    expect(events.map((event) => event.text)).toEqual([LIMIT_RESET.message, LIMIT_RESET.message]);
+    const waited = events[1]!.at - events[0]!.at;
+    if (type === "dismissed") expect(waited).toBeGreaterThanOrEqual(detect.dismissSeconds * 1000);
+    else expect(result.detection).toMatchObject({ type: "stop", after: "quiet", text: LIMIT_RESET.message });
+    if (type === "stop") expect(waited).toBeLessThan(detect.dismissSeconds * 1000);
+  });
+
+  it("keeps a session the provider's busy test says is working, though its screen looks quiet", async () => {
+    const events: DetectorEvent[] = [];
+    const screens: string[][] = [];
+    const busy = (screen: readonly string[]): boolean => {
+      screens.push([...screen]);
+      return screen.some((line) => line.endsWith("press esc to cancel"));
+    };
+    const { run } = start("limit", {
+      env: { ...sandbox.env, LIMIT_MODE: "busy" } as Record<string, string>,
+      detect: { ...detect, busy },
+      onDetection: (event) => events.push(event),
+    });
+    await waitFor(() => events.some((event) => event.type === "stop" || event.type === "dismissed"), "a stop or a dismissal", 10_000);
+    run.agent.write("/exit\r");
+    await run.result;
+    expect(events.map((event) => event.type)).toEqual(["candidate", "dismissed"]);
+    expect(events[1]!.at - events[0]!.at).toBeGreaterThanOrEqual(detect.dismissSeconds * 1000);
+    // asked with the visible rows, about once a quiet period
+    expect(screens[0]).toContain("◆ running the test suite · press esc to cancel");
+    expect(screens.length).toBeGreaterThanOrEqual(2);
+    expect(screens.length).toBeLessThanOrEqual(Math.ceil(detect.dismissSeconds / detect.quietSeconds));
   });
 
   it("does nothing about a warning", async () => {

@@ -61,6 +61,48 @@ describe("the screen model", () => {
     expect(screen.changedLines()).toEqual([]);
   });
 
+  it("tells rows that come in at the bottom from rows redrawn where they stand", async () => {
+    const screen = new Screen({ cols: 30, rows: 6 });
+    await feed(screen, "one\r\ntwo\r\n");
+    expect(screen.takeDrawn()).toEqual({ lines: ["one", "two"], grew: 2, redrawn: [] });
+    // a clock in the bottom row, drawn with the cursor saved and restored: new content below, then in place
+    await feed(screen, "\x1b7\x1b[6;1H12:00:01\x1b8");
+    expect(screen.takeDrawn()).toEqual({ lines: ["12:00:01"], grew: 4, redrawn: [] });
+    await feed(screen, "\x1b7\x1b[6;1H12:00:02\x1b8");
+    expect(screen.takeDrawn()).toEqual({ lines: ["12:00:02"], grew: 0, redrawn: [{ before: "12:00:01", after: "12:00:02", cursor: false }] });
+    // the row the cursor is on: redrawn, but not among the lines (it may be typing)
+    await feed(screen, "\r⠋ Waiting (1s)");
+    await feed(screen, "\r⠙ Waiting (2s)");
+    expect(screen.takeDrawn()).toEqual({ lines: [], grew: 0, redrawn: [{ before: "", after: "⠙ Waiting (2s)", cursor: true }] });
+    expect(screen.takeDrawn()).toEqual({ lines: [], grew: 0, redrawn: [] });
+  });
+
+  it("counts the rows that scroll in: on a full screen, in a scroll region, and in a repaint one row higher", async () => {
+    const screen = new Screen({ cols: 30, rows: 4 });
+    await feed(screen, "a\r\nb\r\nc\r\n");
+    screen.takeDrawn();
+    await feed(screen, "step 1\r\nstep 2\r\n");
+    expect(screen.takeDrawn()).toEqual({ lines: ["step 1", "step 2"], grew: 2, redrawn: [] });
+    await feed(screen, "\x1b[?1049h\x1b[2J\x1b[1;1HHEADER\x1b[4;1HFOOTER\x1b[2;3r\x1b[3;1H");
+    screen.takeDrawn();
+    await feed(screen, "\r\nstep 3");
+    await feed(screen, "\r\nstep 4");
+    expect(screen.takeDrawn()).toEqual({ lines: ["step 3"], grew: 2, redrawn: [] });
+    await feed(screen, "\x1b[r\x1b[2J\x1b[1;1Hstep 5\x1b[2;1Hstep 6\x1b[3;1Hstep 7\x1b[4;1HFOOTER");
+    screen.takeDrawn();
+    await feed(screen, "\x1b[1;1H\x1b[2Kstep 6\x1b[2;1H\x1b[2Kstep 7\x1b[3;1H\x1b[2Kstep 8");
+    expect(screen.takeDrawn()).toMatchObject({ grew: 1, redrawn: [] });
+  });
+
+  it("counts nothing as new after a resize", async () => {
+    const screen = new Screen({ cols: 30, rows: 4 });
+    await feed(screen, "one\r\ntwo");
+    screen.takeDrawn();
+    screen.resize(20, 6);
+    await feed(screen, "\x1b[3;1Hthree");
+    expect(screen.takeDrawn()).toMatchObject({ grew: 0, redrawn: [] });
+  });
+
   it("leaves output out of the model instead of holding the agent back when it falls too far behind", async () => {
     const screen = new Screen({ cols: 80, rows: 24, maxPending: 1000 });
     screen.write(Buffer.from("a".repeat(900)));

@@ -29,8 +29,14 @@ export interface HostOptions {
   describe?: { header(): string[]; status(): string[]; agent?: (args: string) => string[] };
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
-  // reading the agent's screen for a gone allowance; events go to onDetection
-  detect?: { quietSeconds: number; dismissSeconds: number; classify: (text: string) => Verdict };
+  // reading the agent's screen for a gone allowance; events go to onDetection. busy: the provider's test that its
+  // screen shows it working, asked with the visible rows before a stop for quiet
+  detect?: {
+    quietSeconds: number;
+    dismissSeconds: number;
+    classify: (text: string) => Verdict;
+    busy?: (screen: readonly string[]) => boolean;
+  };
   onDetection?: (event: DetectorEvent) => void;
   // each line the user submits, as it is submitted
   onUserTurn?: (text: string) => void;
@@ -116,9 +122,21 @@ export function startRun(options: HostOptions): Run {
   const describe = options.describe ?? { header: () => [], status: () => [] };
   let detection: DetectorEvent | undefined;
   const detector = options.detect
-    ? new Detector({ quietMs: options.detect.quietSeconds * 1000, dismissMs: options.detect.dismissSeconds * 1000, classify: options.detect.classify })
+    ? new Detector({
+        quietMs: options.detect.quietSeconds * 1000,
+        dismissMs: options.detect.dismissSeconds * 1000,
+        classify: options.detect.classify,
+        busy: options.detect.busy,
+      })
     : undefined;
   let detectTimer: NodeJS.Timeout | undefined;
+  // at a deadline: a quiet stop waits for the visible rows when the provider's busy test is to see them
+  const checkDeadline = (): void => {
+    if (!detector!.needsScreen(Date.now())) return onDetected(detector!.tick(Date.now()));
+    void screen.read().then(({ visible }) => {
+      if (!exited) onDetected(detector!.tick(Date.now(), visible));
+    });
+  };
   const onDetected = (events: DetectorEvent[]): void => {
     for (const event of events) {
       if (event.type !== "candidate") detection = event;
@@ -126,10 +144,10 @@ export function startRun(options: HostOptions): Run {
     }
     clearTimeout(detectTimer);
     const deadline = detector?.nextDeadline();
-    if (deadline !== undefined && !exited) detectTimer = setTimeout(() => onDetected(detector!.tick(Date.now())), Math.max(0, deadline - Date.now()));
+    if (deadline !== undefined && !exited) detectTimer = setTimeout(checkDeadline, Math.max(0, deadline - Date.now()));
   };
   if (detector && options.firstPrompt) detector.notePrompt(options.firstPrompt);
-  if (detector) screen.onDrawn((lines) => onDetected(detector.observe(lines, Date.now())));
+  if (detector) screen.onDrawn((drawn) => onDetected(detector.observe(drawn, Date.now())));
   const promptContext = {
     header: () => [
       `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,

@@ -4,6 +4,11 @@ import type { Verdict } from "./reader.js";
 // stopped. A candidate, then the agent quiet for quietMs → stop; the agent keeps working for dismissMs → the text
 // is dismissed (and reported); the agent exits with a failing status after a candidate → stop; exits 0 → the user
 // left. The clock is passed in; nothing here polls: call tick() at nextDeadline().
+//
+// Working is told from a redraw by where the screen changed: rows that came in at the bottom (new output,
+// whatever its digits), a spinner glyph turning on its row, an elapsed time ticking beside "<doing>…", a row
+// rewritten with words not shown before, or the provider's busy test on the visible rows before a quiet stop. The
+// same row redrawn with other digits and nothing else (an idle clock, a counter) is not work.
 
 export type DetectorEvent =
   | { type: "candidate"; verdict: Verdict; text: string; at: number }
@@ -15,6 +20,18 @@ export interface DetectorOptions {
   quietMs: number;
   dismissMs: number;
   classify: (text: string) => Verdict;
+  // the provider's own test that its screen shows it working, asked before a stop for quiet
+  busy?: (screen: readonly string[]) => boolean;
+}
+
+// One batch of what the agent drew, as the screen model reports it; a plain list of lines means lines fed in at
+// the bottom.
+export interface DrawnLines {
+  lines: readonly string[];
+  // rows of content that came in at the bottom since the last batch
+  grew: number;
+  // rows whose text changed where they stand
+  redrawn: readonly { before: string; after: string; cursor: boolean }[];
 }
 
 interface Candidate {
@@ -24,8 +41,16 @@ interface Candidate {
   lastWork: number;
 }
 
-const SPINNER = /[⠁-⣿◐◓◑◒◴◷◶◵⣾⣽⣻⢿⡿⣟⣯⣷|/\\\-–—·•●○◯◉✻✽✶✳✢✺*+⏺∙.…]/g;
+// glyphs a spinner or a progress bar is drawn with: symbols (braille, geometric shapes, dingbats, blocks, …),
+// math signs, bullets, dots and dashes, and the ASCII spinner's bars
+const GLYPH = /[\p{So}\p{Sm}\p{Pd}·•‧…|/\\*.]/gu;
+// a number as a clock or counter shows it: 12, 1.5, 12:05:09, 1,204
+const NUMBER = /\d+(?:[.,:]\d+)*/g;
+// "<doing>…" and an elapsed time beside it: a working indicator even when only its digits change
+const DOING = /\p{L}{2,}ing(?:…|\.{3})/iu;
+const ELAPSED = /\d+(?:\.\d+)?\s?(?:ms|s|m|h|secs?|mins?)\b|\b\d{1,2}:\d{2}\b/;
 const REMEMBERED = 2000;
+const BUSY_RECHECK_MS = 200;
 
 export class Detector {
   private candidate: Candidate | undefined;
@@ -48,27 +73,24 @@ export class Detector {
     this.given = squeeze(text);
   }
 
-  // New or changed lines the agent drew since the last call.
-  observe(lines: readonly string[], at: number): DetectorEvent[] {
+  // What the agent drew since the last call: its lines, and where the screen changed.
+  observe(drawn: DrawnLines | readonly string[], at: number): DetectorEvent[] {
     if (this.finished) return [];
+    const batch: DrawnLines = "lines" in drawn ? drawn : { lines: drawn, grew: drawn.length, redrawn: [] };
     const events: DetectorEvent[] = [];
     const fresh: string[] = [];
-    let work = false;
-    for (const raw of lines) {
+    const candidate = this.candidate;
+    if (candidate && this.worked(batch, candidate.text)) candidate.lastWork = at;
+    for (const raw of batch.lines) {
       const line = raw.trimEnd();
       if (!line.trim() || this.isUsersOwn(line)) continue;
-      const shape = line.replace(/\d+/g, "#").replace(SPINNER, "").replace(/\s+/g, " ").trim();
-      if (shape && !this.shapes.has(shape)) {
-        work = true;
-        remember(this.shapes, shape);
-      }
+      remember(this.shapes, shape(line));
       if (!this.classified.has(line)) {
         remember(this.classified, line);
         fresh.push(line);
       }
     }
-    if (this.candidate) {
-      if (work && !fresh.every((line) => this.candidate!.text.includes(line.trim()))) this.candidate.lastWork = at;
+    if (candidate) {
       events.push(...this.tick(at));
       return events;
     }
@@ -83,19 +105,30 @@ export class Detector {
     return events;
   }
 
-  // Time has passed: the quiet and dismiss deadlines are checked.
-  tick(at: number): DetectorEvent[] {
+  // Time has passed: the quiet and dismiss deadlines are checked. With the visible rows (see needsScreen), the
+  // provider's busy test can keep a quiet agent going.
+  tick(at: number, screen?: readonly string[]): DetectorEvent[] {
     const candidate = this.candidate;
     if (!candidate || this.finished) return [];
     if (at - candidate.lastWork >= this.options.quietMs) {
-      this.finished = true;
-      return [{ type: "stop", verdict: candidate.verdict, text: candidate.text, at, after: "quiet" }];
+      // busy: asked again a quiet period later, and never more often than BUSY_RECHECK_MS
+      if (screen && this.isBusy(screen)) candidate.lastWork = at + Math.max(0, BUSY_RECHECK_MS - this.options.quietMs);
+      else {
+        this.finished = true;
+        return [{ type: "stop", verdict: candidate.verdict, text: candidate.text, at, after: "quiet" }];
+      }
     }
     if (at - candidate.since >= this.options.dismissMs) {
       this.candidate = undefined;
       return [{ type: "dismissed", verdict: candidate.verdict, text: candidate.text, at }];
     }
     return [];
+  }
+
+  // Whether tick(at) would stop for quiet and the provider's busy test should see the screen first.
+  needsScreen(at: number): boolean {
+    const candidate = this.candidate;
+    return Boolean(this.options.busy && candidate && !this.finished && at - candidate.lastWork >= this.options.quietMs);
   }
 
   // The agent exited: after a candidate, a failing status is a stop and 0 is the user leaving.
@@ -117,6 +150,37 @@ export class Detector {
 
   // --- internal ---
 
+  // Whether a batch shows the agent working, apart from its limit text and what the user typed.
+  private worked(batch: DrawnLines, limitText: string): boolean {
+    const counts = (line: string): boolean => {
+      const text = line.trim();
+      return text !== "" && !limitText.includes(text) && !text.includes(limitText) && !this.isUsersOwn(line.trimEnd());
+    };
+    // new output came in at the bottom: work, even lines that differ from earlier ones only in a number (but not
+    // lines shown before, as when an agent reprints its history)
+    if (batch.grew > 0 && batch.lines.some((line) => counts(line) && !this.classified.has(line.trimEnd()))) return true;
+    return batch.redrawn.some((row) => counts(row.after) && this.isWorkingRedraw(row.before, row.after, row.cursor));
+  }
+
+  // A row rewritten where it stands is work when a spinner glyph turned, when an elapsed time ticks beside
+  // "<doing>…", or when it shows words not shown before (not on the cursor's row: that is typing). Other digits
+  // and nothing else is an idle clock or counter.
+  private isWorkingRedraw(before: string, after: string, cursor: boolean): boolean {
+    const words = shape(after);
+    if (shape(before) !== words) return !cursor && !this.shapes.has(words);
+    if (glyphs(before) !== glyphs(after)) return true;
+    return DOING.test(after) && ELAPSED.test(after);
+  }
+
+  private isBusy(screen: readonly string[]): boolean {
+    try {
+      return this.options.busy!(screen);
+    } catch {
+      // the hook's own wrapper reports it; here a failing test only means "not known to be busy"
+      return false;
+    }
+  }
+
   private isUsersOwn(line: string): boolean {
     const text = line.replace(/^[\s>›❯$%#│|]+/, "").trim();
     return text.length >= 4 && (this.typed.includes(text) || this.given.includes(squeeze(text)));
@@ -126,6 +190,17 @@ export class Detector {
 // The line that tells the user limit-like text was ignored: when (local time) and what, on one line.
 export function describeIgnored(event: { at: number; text: string }): string {
   return `text like a usage limit was ignored at ${new Date(event.at).toTimeString().slice(0, 5)}: ${event.text.replace(/\s+/g, " ").slice(0, 160)}`;
+}
+
+// A line's words: numbers as #, glyphs and blanks left out, so a redraw with other digits or another spinner
+// frame has the same shape.
+function shape(line: string): string {
+  return line.replace(NUMBER, "#").replace(GLYPH, "").replace(/\s+/g, "");
+}
+
+// A line's glyphs in order: what a spinner turning changes.
+function glyphs(line: string): string {
+  return (line.replace(NUMBER, "#").match(GLYPH) ?? []).join("");
 }
 
 // Runs of blanks as one space: an agent may re-space a prompt's lines when it wraps them.

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 
 import { packageRoot } from "../base/paths.js";
-import type { ScreenOptions } from "./screen.js";
+import type { DrawnBatch, ScreenOptions } from "./screen.js";
 import { NO_MODES, type TerminalModes } from "./tty.js";
 
 export type ScreenRequest =
@@ -14,7 +14,7 @@ export type ScreenRequest =
 export type ScreenUpdate =
   | { type: "progress"; parsed: number; modes: TerminalModes; dropped: number }
   | { type: "reply"; data: string }
-  | { type: "drawn"; lines: string[] }
+  | ({ type: "drawn" } & DrawnBatch)
   | {
       type: "read";
       id: number;
@@ -46,7 +46,7 @@ export class ScreenProxy {
   private nextId = 1;
   private readonly waiting = new Map<number, (snapshot: ScreenSnapshot) => void>();
   private replyListener: ((data: string) => void) | undefined;
-  private drawnListener: ((lines: string[]) => void) | undefined;
+  private drawnListener: ((drawn: DrawnBatch) => void) | undefined;
   private size: { cols: number; rows: number };
   // the latest modes the model reported: close enough for drawing, exact after read()
   modes: TerminalModes = NO_MODES;
@@ -104,8 +104,8 @@ export class ScreenProxy {
     return this.droppedChars + this.modelDropped;
   }
 
-  // Lines the agent drew, as the model parses them (see Screen.takeDrawn).
-  onDrawn(listener: (lines: string[]) => void): void {
+  // Lines the agent drew and where they changed, as the model parses them (see Screen.takeDrawn).
+  onDrawn(listener: (drawn: DrawnBatch) => void): void {
     this.drawnListener = listener;
   }
 
@@ -160,7 +160,7 @@ export class ScreenProxy {
       return;
     }
     if (update.type === "drawn") {
-      this.drawnListener?.(update.lines);
+      this.drawnListener?.({ lines: update.lines, grew: update.grew, redrawn: update.redrawn });
       return;
     }
     this.parsed = update.parsed;

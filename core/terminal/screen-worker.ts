@@ -14,11 +14,12 @@ function progress(): Extract<ScreenUpdate, { type: "progress" }> {
   return { type: "progress", parsed, modes: screen.modes, dropped: screen.droppedChars };
 }
 
-// after each parsed batch: how far the model has got, the modes the agent has switched on, the lines it drew
+// after each parsed batch: how far the model has got, the modes the agent has switched on, the lines it drew and
+// where they changed
 screen.onParsed(() => {
   post(progress());
-  const lines = screen.takeDrawn();
-  if (lines.length) post({ type: "drawn", lines });
+  const drawn = screen.takeDrawn();
+  if (drawn.lines.length || drawn.redrawn.length) post({ type: "drawn", ...drawn });
 });
 
 port.on("message", (request: ScreenRequest) => {

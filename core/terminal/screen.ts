@@ -11,6 +11,24 @@ export interface ScreenOptions {
   maxPending?: number;
 }
 
+// What one parsed batch of output did to the screen, for telling work from a redraw.
+export interface DrawnBatch {
+  // every line drawn since the last batch (see takeDrawn)
+  lines: string[];
+  // rows of content that came in at the bottom: the content moved up (a line feed at the bottom of the screen
+  // or of a scroll region, or a repaint one or more rows higher), or it reached further down than before
+  grew: number;
+  // rows whose text changed where they stand, when the content did not move: before, after, and whether the
+  // cursor is on the row
+  redrawn: RedrawnRow[];
+}
+
+export interface RedrawnRow {
+  before: string;
+  after: string;
+  cursor: boolean;
+}
+
 interface Line {
   isWrapped: boolean;
   translateToString(trimRight?: boolean): string;
@@ -40,6 +58,7 @@ interface HeadlessTerminal {
   onData(listener: (data: string) => void): { dispose(): void };
   onWriteParsed(listener: () => void): { dispose(): void };
   onLineFeed(listener: () => void): { dispose(): void };
+  onScroll(listener: (position: number) => void): { dispose(): void };
   parser: {
     registerCsiHandler(id: { prefix?: string; final: string }, callback: (params: (number | number[])[]) => boolean): unknown;
   };
@@ -51,6 +70,8 @@ type TerminalClass = new (options: Record<string, unknown>) => HeadlessTerminal;
 const DEFAULT_MAX_PENDING = 10_000_000;
 // the most lines one parsed batch hands to the detector: the last ones
 const MAX_DRAWN = 400;
+// the most rows a repaint is looked at for having moved the content up
+const MAX_SHIFT = 8;
 
 export class Screen {
   private readonly term: HeadlessTerminal;
@@ -60,6 +81,11 @@ export class Screen {
   // lines drawn since the last takeDrawn(): every row completed by a line feed, and every row that changed
   private drawn: string[] = [];
   private drawnSnapshot: string[] = [];
+  private snapshotBuffer: "normal" | "alternate" = "normal";
+  // rows that scrolled since the last takeDrawn(), and the lowest row of the screen content has reached
+  private scrolls = 0;
+  private reach = -1;
+  private resized = false;
   private readonly recentlyDrawn = new Set<string>();
   private cursorHidden = false;
   private kittyDepth = 0;
@@ -84,6 +110,8 @@ export class Screen {
       if (buffer.type === "alternate") this.altCapture.begin(this.normalLinesToCursor());
       else this.altCapture.end([]);
     });
+    this.drawnSnapshot = this.visible();
+    this.term.onScroll(() => this.scrolls++);
     this.term.onLineFeed(() => {
       const buffer = this.term.buffer.active;
       if (buffer.type === "alternate") this.altCapture.lineFeed(this.regionRows());
@@ -140,6 +168,8 @@ export class Screen {
 
   resize(cols: number, rows: number): void {
     this.term.resize(cols, rows);
+    // the content reflows: what the next batch shows is not new
+    this.resized = true;
   }
 
   get cols(): number {
@@ -162,14 +192,31 @@ export class Screen {
   }
 
   // Every line drawn since the last call, even one erased again before anyone looked: rows completed by a line
-  // feed, and rows that changed, except the one the cursor is on (an input line still being typed).
-  takeDrawn(): string[] {
+  // feed, and rows that changed, except the one the cursor is on (an input line still being typed); with where
+  // the change happened: rows that came in at the bottom, and rows redrawn where they stand.
+  takeDrawn(): DrawnBatch {
+    const buffer = this.term.buffer.active;
     const now = this.visible();
-    const cursor = this.term.buffer.active.cursorY;
+    const before = this.drawnSnapshot;
+    const cursor = buffer.cursorY;
+    const comparable = !this.resized && before.length === now.length && this.snapshotBuffer === buffer.type;
+    let shift = this.scrolls;
+    if (!shift && comparable) shift = movedUp(before, now);
+    const end = lastFilled(now);
+    const reached = this.reach;
+    const grew = comparable ? Math.max(shift, end - reached) : 0;
+    this.reach = end < 0 ? -1 : comparable ? Math.max(reached - shift, end) : end;
+    const redrawn: RedrawnRow[] = [];
     now.forEach((line, y) => {
-      if (y !== cursor && line && line !== this.drawnSnapshot[y]) this.drawn.push(line);
+      if (!line || line === before[y]) return;
+      if (y !== cursor) this.drawn.push(line);
+      // rows below the content's old end came in; they were not redrawn
+      if (!shift && comparable && y <= reached) redrawn.push({ before: before[y] ?? "", after: line, cursor: y === cursor });
     });
     this.drawnSnapshot = now;
+    this.snapshotBuffer = buffer.type;
+    this.scrolls = 0;
+    this.resized = false;
     // a flood of output is read by its end (where an agent that stops says why), and each line once
     const drawn: string[] = [];
     for (const line of this.drawn.slice(-MAX_DRAWN)) {
@@ -179,7 +226,7 @@ export class Screen {
       drawn.push(line);
     }
     this.drawn = [];
-    return drawn;
+    return { lines: drawn, grew, redrawn };
   }
 
   // Rows whose text changed since the last call, top to bottom.
@@ -332,6 +379,25 @@ class AltCapture {
     if (lines.slice(-50).includes(line)) return;
     lines.push(line);
   }
+}
+
+// How many rows a repaint moved the content up by (0 if it did not): most changed rows show what was that many
+// rows lower before. Only a few shifts are tried, and only when several rows changed.
+function movedUp(before: string[], now: string[]): number {
+  let changed = 0;
+  for (let y = 0; y < now.length; y++) if (now[y] && now[y] !== before[y]) changed++;
+  if (changed < 2) return 0;
+  for (let k = 1; k <= Math.min(MAX_SHIFT, now.length - 1); k++) {
+    let matched = 0;
+    for (let y = 0; y + k < before.length; y++) if (now[y] && now[y] !== before[y] && now[y] === before[y + k]) matched++;
+    if (matched >= 2 && matched * 2 >= changed) return k;
+  }
+  return 0;
+}
+
+function lastFilled(rows: string[]): number {
+  for (let y = rows.length - 1; y >= 0; y--) if (rows[y]) return y;
+  return -1;
 }
 
 // Rows joined where the terminal wrapped them; a row that wraps keeps its trailing blanks (they are text).
