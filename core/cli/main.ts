@@ -8,6 +8,7 @@ import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { safeOutput } from "../base/safe-text.js";
+import { writePendingCooldowns } from "../session/cooldowns.js";
 import { releaseLostTerminal } from "../terminal/tty.js";
 import { VERSION } from "../base/version.js";
 
@@ -20,15 +21,18 @@ async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram((value) => {
     outcome = value;
   });
+  let exitCode: number;
   try {
     await program.parseAsync(argv, { from: "user" });
+    if (outcome?.stdout) process.stdout.write(safeOutput(outcome.stdout));
+    if (outcome?.stderr) process.stderr.write(safeOutput(outcome.stderr));
+    exitCode = outcome?.exitCode ?? 0;
   } catch (error) {
-    return report(error);
+    exitCode = report(error);
   }
-  if (!outcome) return 0;
-  if (outcome.stdout) process.stdout.write(safeOutput(outcome.stdout));
-  if (outcome.stderr) process.stderr.write(safeOutput(outcome.stderr));
-  return outcome.exitCode;
+  // cooldowns a command could not write yet (another uuldana held the table): a last try before the process ends
+  for (const notice of await writePendingCooldowns()) process.stderr.write(safeOutput(`uuldana: ${notice}\n`));
+  return exitCode;
 }
 
 // --- internal ---
@@ -234,6 +238,8 @@ for (const stream of [process.stdout, process.stderr]) {
     if (error.code !== "EPIPE" && error.code !== "EIO" && !process.exitCode) process.exitCode = 1;
   });
 }
+// Process-level handlers and the exit code belong here: the layers below hand back results or throw UuldanaErrors,
+// and their last chances before exit (the user's terminal, cooldowns not written yet) are called from this file.
 process.on("exit", releaseLostTerminal);
 
 process.exitCode = await main(process.argv.slice(2));
