@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 
 import { loadContext } from "../config/context.js";
-import { UuldanaError, formatError, formatInternalError } from "../base/errors.js";
+import { UuldanaError, errorJson, exitCodeOf, formatError } from "../base/errors.js";
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
@@ -12,15 +12,25 @@ import { writePendingCooldowns } from "../session/cooldowns.js";
 import { releaseLostTerminal } from "../terminal/tty.js";
 import { VERSION } from "../base/version.js";
 
+// How a --json command prints on stdout the error it failed with: as its own output is, pretty (--json) or on one
+// line (explain --jsonl).
+type JsonOutput = "pretty" | "line";
+
 // Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
 // drains. Only the commands that host agents (run, resume, demo) also write while they run. Everything printed here
 // passes through safeOutput: whatever a file, an agent or another program put into a message, no control sequence
 // reaches the terminal — so a new command, or a new message quoting a value, needs nothing of its own.
 async function main(argv: readonly string[]): Promise<number> {
   let outcome: CommandResult | undefined;
-  const program = buildProgram((value) => {
-    outcome = value;
-  });
+  let json: JsonOutput | undefined;
+  const program = buildProgram(
+    (value) => {
+      outcome = value;
+    },
+    (value) => {
+      json = value;
+    },
+  );
   let exitCode: number;
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -28,7 +38,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (outcome?.stderr) process.stderr.write(safeOutput(outcome.stderr));
     exitCode = outcome?.exitCode ?? 0;
   } catch (error) {
-    exitCode = report(error);
+    exitCode = report(error, json);
   }
   // cooldowns a command could not write yet (another uuldana held the table): a last try before the process ends
   for (const notice of await writePendingCooldowns()) process.stderr.write(safeOutput(`uuldana: ${notice}\n`));
@@ -37,19 +47,18 @@ async function main(argv: readonly string[]): Promise<number> {
 
 // --- internal ---
 
-function buildProgram(done: (result: CommandResult) => void): Command {
+function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: JsonOutput | undefined) => void): Command {
   const program = new Command("uuldana")
     .description("Run AI coding agents in your terminal; when one's usage allowance is gone, continue with the next.")
     .version(VERSION, "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .addHelpCommand(false)
     .option("--config <file>", "use this file instead of your config.json")
-    .showHelpAfterError("(run uuldana --help for usage)")
     .exitOverride()
     .configureOutput({
       writeOut: (text) => process.stdout.write(safeOutput(text)),
       writeErr: (text) => process.stderr.write(safeOutput(text)),
-      outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`),
+      outputError: (text, write) => write(formatError(usageError(text))),
     })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
@@ -58,6 +67,8 @@ function buildProgram(done: (result: CommandResult) => void): Command {
 
   // the folders and merged config, for commands that need them (--config replaces config.json)
   const commandContext = (): ReturnType<typeof loadContext> => loadContext({ configFile: program.opts<{ config?: string }>().config });
+  // a command started with --json (or --jsonl): its failure is also printed on stdout, as JSON
+  const wantsJson = (options: { json?: boolean; jsonl?: boolean }): void => jsonOutput(options.jsonl ? "line" : options.json ? "pretty" : undefined);
 
   program
     .command("run")
@@ -83,6 +94,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--provider <id>", "also use this provider's limit_phrases")
     .exitOverride()
     .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
+      wantsJson(options);
       const { explainCommand } = await import("./explain-command.js");
       const context = options.provider ? await commandContext() : undefined;
       done(await explainCommand(context, words, options));
@@ -116,6 +128,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { listSessions } = await import("./sessions-command.js");
       done(listSessions(context, options));
@@ -127,6 +140,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print the journal's events as one JSON array")
     .exitOverride()
     .action(async (id: string, options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { showSession } = await import("./sessions-command.js");
       done(showSession(context, id, options));
@@ -149,6 +163,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { listCooldowns } = await import("./cooldowns-command.js");
       done(await listCooldowns(context, options));
@@ -179,6 +194,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .addOption(ceilingOption)
     .exitOverride()
     .action(async (options: { all?: boolean; json?: boolean; ceiling?: Level }) => {
+      wantsJson(options);
       const context = await commandContext();
       done(await listProviders(context, options));
     });
@@ -215,19 +231,27 @@ function refuseUnknownWords(group: Command): void {
   });
 }
 
-function report(error: unknown): number {
+// commander's own message ("error: unknown option '--jsn'\n(Did you mean --json?)\n") as a usage error; its
+// suggestion becomes the hint
+function usageError(text: string): UuldanaError {
+  const [message = "", ...rest] = text.replace(/^error: /, "").trimEnd().split("\n");
+  const suggestion = rest.map((line) => /^\(Did you mean (.+)\?\)$/.exec(line)?.[1]).find((found) => found !== undefined);
+  const details = rest.filter((line) => !/^\(Did you mean .+\?\)$/.test(line));
+  return new UuldanaError("E_USAGE", message, { details, hint: suggestion ? `did you mean ${suggestion}?` : 'run "uuldana --help" for usage' });
+}
+
+// A failure: printed on stderr, and for a --json command also on stdout as one JSON error object. commander printed
+// its own errors already, through formatError.
+function report(error: unknown, json: JsonOutput | undefined): number {
   if (error instanceof CommanderError) {
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
       return 0;
     }
     return 2;
   }
-  if (error instanceof UuldanaError) {
-    process.stderr.write(safeOutput(formatError(error)));
-    return error.exitCode;
-  }
-  process.stderr.write(safeOutput(formatInternalError(error)));
-  return 70;
+  if (json) process.stdout.write(safeOutput(JSON.stringify(errorJson(error), null, json === "pretty" ? 2 : undefined) + "\n"));
+  process.stderr.write(safeOutput(formatError(error)));
+  return exitCodeOf(error);
 }
 
 // A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left

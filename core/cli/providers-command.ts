@@ -5,7 +5,7 @@ import type { Context } from "../config/context.js";
 import { readCooldowns } from "../session/cooldowns.js";
 import { detectProviders } from "../registry/detect.js";
 import { assessEntry, buildPriorityList, formatInstant, type Assessment } from "../session/eligibility.js";
-import { formatError } from "../base/errors.js";
+import { UuldanaError, formatError } from "../base/errors.js";
 import { effectiveCeiling, levelRank, type Level } from "../config/levels.js";
 import { loadManifestFile } from "../registry/manifest.js";
 import { listManifestFiles } from "../registry/packs.js";
@@ -108,7 +108,7 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
     }
   }
   for (const folder of empty) {
-    stderr += `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`;
+    stderr += formatError(new UuldanaError("E_USAGE", `no manifest files found in ${folder}: it is a folder with no .json files in it`, { hint: "name manifest files, or folders that hold them" }));
   }
   if (empty.length > 0) return result(stdout, stderr, 2);
   return result(stdout, stderr, invalid > 0 ? 1 : 0);
