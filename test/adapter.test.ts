@@ -3,6 +3,7 @@ import { join } from "node:path";
 
 import { afterAll, describe, expect, it } from "vitest";
 
+import { UuldanaError, formatError } from "../core/base/errors.js";
 import { loadAdapter } from "../core/registry/adapter.js";
 import { loadManifestFile } from "../core/registry/manifest.js";
 import { makeSandbox, standInManifest } from "./helpers.js";
@@ -31,12 +32,34 @@ describe("adapters", () => {
     expect(await loadAdapter(await loadManifestFile(file, "drop-in"))).toBeUndefined();
   });
 
+  it("that cannot be imported fail with their own code, naming both files, with what the import said as the cause", async () => {
+    // a module that throws while it is evaluated; its error's own cause is shown too
+    const adapterFile = sandbox.write("packs/broken.mjs", 'throw new Error("the adapter could not read its table", { cause: new Error("ENOENT: table.json") });\n');
+    const file = sandbox.write("packs/broken.json", standInManifest("broken", { adapter: "./broken.mjs" }));
+    const error = await loadAdapter(await loadManifestFile(file, "drop-in")).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(UuldanaError);
+    expect(formatError(error)).toBe(
+      [
+        'uuldana: the adapter of provider "broken" could not be loaded [E_ADAPTER_UNLOADABLE]',
+        `  adapter: ${adapterFile}`,
+        `  manifest: ${file}`,
+        'hint: fix what the cause says in the adapter file, or remove "adapter" from the manifest',
+        "cause: the adapter could not read its table",
+        "cause: ENOENT: table.json",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("must export a plain object of functions, or the error names both files and the fix", async () => {
     const adapterFile = sandbox.write("packs/bad.mjs", `export default { describe: "not a function" };`);
     const file = sandbox.write("packs/bad.json", standInManifest("bad", { adapter: "./bad.mjs" }));
     const record = await loadManifestFile(file, "drop-in");
     await expect(loadAdapter(record)).rejects.toMatchObject({
-      code: "E_MANIFEST_INVALID",
+      code: "E_ADAPTER_INVALID",
       message: 'the adapter of provider "bad" exports "describe", which is not a function',
       details: [`  adapter: ${adapterFile}`, `  manifest: ${file}`],
       hint: "an adapter's default export is a plain object whose values are functions (use defineProvider)",

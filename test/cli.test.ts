@@ -10,6 +10,7 @@ const sandbox = makeSandbox();
 afterAll(() => sandbox.cleanup());
 
 const forbidNative = join(fixtures, "forbid-native.mjs");
+const usage = 'hint: run "uuldana --help" for usage\n';
 
 describe("the uuldana bin under plain node", () => {
   it("prints its version, equal to package.json's", async () => {
@@ -34,13 +35,13 @@ describe("the uuldana bin under plain node", () => {
   });
 
   it.each([
-    [["bogus"], "uuldana: unknown command 'bogus'\n(run uuldana --help for usage)\n"],
-    [["providers", "list", "--jsn"], "uuldana: unknown option '--jsn'\n(Did you mean --json?)\n(run uuldana --help for usage)\n"],
+    [["bogus"], `uuldana: unknown command 'bogus' [E_USAGE]\n${usage}`],
+    [["providers", "list", "--jsn"], "uuldana: unknown option '--jsn' [E_USAGE]\nhint: did you mean --json?\n"],
     [
       ["providers", "list", "--ceiling", "yolo"],
-      "uuldana: option '--ceiling <level>' argument 'yolo' is invalid. Allowed choices are read-only, ask, auto-edit, full-access.\n(run uuldana --help for usage)\n",
+      `uuldana: option '--ceiling <level>' argument 'yolo' is invalid. Allowed choices are read-only, ask, auto-edit, full-access. [E_USAGE]\n${usage}`,
     ],
-    [["providers", "validate"], "uuldana: missing required argument 'paths'\n(run uuldana --help for usage)\n"],
+    [["providers", "validate"], `uuldana: missing required argument 'paths' [E_USAGE]\n${usage}`],
   ])("exits 2 for the usage error %j", async (args, stderr) => {
     expect(await sandbox.run(args)).toEqual({ code: 2, stdout: "", stderr });
   });

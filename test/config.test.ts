@@ -59,7 +59,7 @@ describe("config.json", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(
       [
-        `uuldana: invalid config ${file} (2 problems)`,
+        `uuldana: invalid config ${file} (2 problems) [E_CONFIG_INVALID]`,
         `  at /providers/1/env/KEY (providers[1].env.KEY): must be a string`,
         `    value: 5`,
         `    allowed: a string`,
@@ -73,12 +73,37 @@ describe("config.json", () => {
     );
   });
 
+  it("with --json, prints the same error as one JSON object on stdout: details as printed, no hint, no cause", async () => {
+    const file = sandbox.write("config/config.json", { ceiling: "yolo" });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    const details = [
+      `  at /ceiling (ceiling): is not one of the allowed values`,
+      `    value: "yolo"`,
+      `    allowed: "read-only", "ask", "auto-edit", "full-access"`,
+      `    hint: The most a session's agents may do without asking (default "ask").`,
+    ];
+    expect(run).toEqual({
+      code: 2,
+      stdout: JSON.stringify({ error: { code: "E_CONFIG_INVALID", message: `invalid config ${file} (1 problem)`, details, hint: null, cause: [] } }, null, 2) + "\n",
+      stderr: [`uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`, ...details, ""].join("\n"),
+    });
+  });
+
+  it("reports a file nested deeper than any uuldana file needs, with its own code", async () => {
+    const file = sandbox.write("config/config.json", `{"providers": ${"[".repeat(600)}${"]".repeat(600)}}`);
+    expect(await sandbox.run(["providers", "list"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: ${file}:1:526: nested more than 512 levels deep [E_JSON_TOO_DEEP]\nhint: no uuldana file needs this depth: check that this is the file you meant\n`,
+    });
+  });
+
   it("explains an entry of the wrong type once, not once per alternative", async () => {
     const file = sandbox.write("config/config.json", { providers: [42] });
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stderr).toBe(
       [
-        `uuldana: invalid config ${file} (1 problem)`,
+        `uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`,
         `  at /providers/0 (providers[0]): has the wrong type`,
         `    value: 42`,
         `    allowed: a string, or an object`,
@@ -93,7 +118,7 @@ describe("config.json", () => {
     const file = sandbox.write("config/config.json", '{\n  "ceiling": "ask"\n  "failover": false\n}\n');
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stderr).toBe(
-      `uuldana: ${file}:3:3: invalid JSON\n  Expected ',' or '}' after property value\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n`,
+      `uuldana: ${file}:3:3: invalid JSON [E_JSON_SYNTAX]\n  Expected ',' or '}' after property value\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n`,
     );
     expect(run.code).toBe(2);
   });
@@ -103,7 +128,7 @@ describe("config.json", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stderr).toBe(
       [
-        `uuldana: two entries in ${file} have the key "claude-code"`,
+        `uuldana: two entries in ${file} have the key "claude-code" [E_CONFIG_DUPLICATE_ENTRY]`,
         `  at /providers/2 (providers[2]): "claude-code" is already the key of providers[0]`,
         `    value: {"id":"claude-code"}`,
         `    hint: The entry's own name, needed when the same provider is listed twice (for example "claude-work").`,
@@ -120,7 +145,7 @@ describe("config.json", () => {
     expect((await load(sandbox.project, other)).ceiling).toBe("auto-edit");
     const missing = join(sandbox.dir, "missing.json");
     const run = await sandbox.run(["--config", missing, "providers", "list"]);
-    expect(run).toEqual({ code: 2, stdout: "", stderr: `uuldana: cannot read config ${missing} (ENOENT)\nhint: check the path given to --config\n` });
+    expect(run).toEqual({ code: 2, stdout: "", stderr: `uuldana: cannot read config ${missing} (ENOENT) [E_CONFIG_UNREADABLE]\nhint: check the path given to --config\n` });
   });
 });
 
@@ -217,7 +242,7 @@ describe("project config", () => {
     const file = sandbox.write("project/.uuldanarc.json", { ceiling: 3 });
     const run = await sandbox.run(["providers", "list"]);
     expect(run.code).toBe(2);
-    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid config ${file} (1 problem)`);
+    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`);
   });
 });
 
@@ -235,7 +260,7 @@ describe("config values beyond what a clock can hold", () => {
         code: 2,
         stdout: "",
         stderr: [
-          `uuldana: invalid config ${file} (1 problem)`,
+          `uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`,
           `  at /${key} (${key}): is too large`,
           `    value: ${shown}`,
           `    allowed: ${allowed}`,

@@ -101,7 +101,7 @@ describe("uuldana crashing while an agent runs", () => {
     expect(isAlive(agent!)).toBe(false);
     const screen = await terminal.waitFor("settings after: ");
     expect(screen.slice(-3)).toEqual([
-      "uuldana: internal error: a test made uuldana crash",
+      "uuldana: internal error: a test made uuldana crash [E_INTERNAL]",
       "hint: this is a bug in uuldana; please report it with the command you ran",
       `settings after: ${before}`,
     ]);
@@ -134,7 +134,7 @@ describe("an agent left running when its uuldana is gone", () => {
     expect(await sandbox.run(["resume", id!])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: session ${id}'s agent proof (pid ${agent}) still runs without its uuldana\nhint: end it with "uuldana sessions stop ${id}", then resume\n`,
+      stderr: `uuldana: session ${id}'s agent proof (pid ${agent}) still runs without its uuldana [E_SESSION_NOT_RESUMABLE]\nhint: end it with "uuldana sessions stop ${id}", then resume\n`,
     });
     expect((await sandbox.run(["sessions", "show", id!])).stdout.split("\n")[0]).toMatch(
       new RegExp(`^session ${id} · started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · ${sandbox.project} · orphaned: its agent \\(pid ${agent}\\) still runs without uuldana; "uuldana sessions stop ${id}" ends it$`),
@@ -147,7 +147,7 @@ describe("an agent left running when its uuldana is gone", () => {
       "proof ended (stopped by SIGTERM)",
       "session ended (its uuldana was gone; uuldana sessions stop stopped its agent with SIGTERM)",
     ]);
-    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} has ended: no agent of it is running\n` });
+    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} has ended: no agent of it is running [E_SESSION_NOT_ORPHANED]\n` });
   });
 
   it("is not there when the agent left with its terminal: the session was interrupted, and stop says so", async () => {
@@ -162,7 +162,7 @@ describe("an agent left running when its uuldana is gone", () => {
     await waitFor(() => !isAlive(agent!), "the agent to end with its terminal");
     const [id] = readdirSync(join(sandbox.data, "sessions"));
     expect(JSON.parse((await sandbox.run(["sessions", "--json"])).stdout)[0]).toMatchObject({ id, state: "interrupted" });
-    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop\n` });
+    expect(await sandbox.run(["sessions", "stop", id!])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop [E_SESSION_NOT_ORPHANED]\n` });
   });
 });
 

@@ -91,7 +91,33 @@ describe("uuldana explain", () => {
     expect(await sandbox.run(["explain", "--now", "yesterday", "x"], { env })).toEqual({
       code: 2,
       stdout: "",
-      stderr: "uuldana: --now yesterday: not a date and time\nhint: give an ISO 8601 instant, for example 2026-11-30T12:00:00Z\n",
+      stderr: "uuldana: --now yesterday: not a date and time [E_USAGE]\nhint: give an ISO 8601 instant, for example 2026-11-30T12:00:00Z\n",
+    });
+  });
+
+  it.each([
+    [
+      "--json",
+      ["x"],
+      [
+        "{",
+        '  "error": {',
+        '    "code": "E_USAGE",',
+        '    "message": "--now yesterday: not a date and time",',
+        '    "details": [],',
+        '    "hint": "give an ISO 8601 instant, for example 2026-11-30T12:00:00Z",',
+        '    "cause": []',
+        "  }",
+        "}",
+        "",
+      ].join("\n"),
+    ],
+    ["--jsonl", [], '{"error":{"code":"E_USAGE","message":"--now yesterday: not a date and time","details":[],"hint":"give an ISO 8601 instant, for example 2026-11-30T12:00:00Z","cause":[]}}\n'],
+  ])("with %s, a failure is also one JSON error object on stdout, shaped like the command's own output", async (flag, words, stdout) => {
+    expect(await sandbox.run(["explain", flag, "--now", "yesterday", ...words], { env, stdin: '"some text"\n' })).toEqual({
+      code: 2,
+      stdout,
+      stderr: "uuldana: --now yesterday: not a date and time [E_USAGE]\nhint: give an ISO 8601 instant, for example 2026-11-30T12:00:00Z\n",
     });
   });
 });

@@ -42,14 +42,53 @@ describe("config.json that is not a file", () => {
   const fix = "hint: config.json must be a JSON file: replace it with a regular file, or remove it (without it uuldana uses its defaults)";
   const linkFix = "hint: config.json must be a JSON file: point the link at an existing file, or remove it (without it uuldana uses its defaults)";
 
+  // what the system said is shown as the cause where uuldana's reason only names its code
+  const loop = (): string => `cause: ELOOP: too many symbolic links encountered, open '${configFile()}'\n`;
+
   it.each([
-    ["a named pipe", () => fifo(configFile()), () => "is a named pipe (FIFO), not a file", fix],
-    ["a folder", () => mkdirSync(configFile()), () => "is a folder, not a file", fix],
-    ["a symbolic link loop", () => symlinkSync(configFile(), configFile()), () => "is a symbolic link that loops (ELOOP)", linkFix],
-    ["a link to nothing", () => symlinkSync(join(sandbox.dir, "nowhere.json"), configFile()), () => `is a symbolic link to ${join(sandbox.dir, "nowhere.json")}, which does not exist`, linkFix],
-  ])("as %s: exit 2, the file, what it is and the fix", async (_, make, what, hint) => {
+    ["a named pipe", () => fifo(configFile()), () => "is a named pipe (FIFO), not a file", fix, () => ""],
+    ["a folder", () => mkdirSync(configFile()), () => "is a folder, not a file", fix, () => ""],
+    ["a symbolic link loop", () => symlinkSync(configFile(), configFile()), () => "is a symbolic link that loops (ELOOP)", linkFix, loop],
+    ["a link to nothing", () => symlinkSync(join(sandbox.dir, "nowhere.json"), configFile()), () => `is a symbolic link to ${join(sandbox.dir, "nowhere.json")}, which does not exist`, linkFix, () => ""],
+  ])("as %s: exit 2, the file, what it is, the fix and the cause", async (_, make, what, hint, cause) => {
     make();
-    expect(await runQuickly(["providers", "list"])).toEqual({ code: 2, stdout: "", stderr: `uuldana: cannot read config ${configFile()}: it ${what()}\n${hint}\n` });
+    expect(await runQuickly(["providers", "list"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: cannot read config ${configFile()}: it ${what()} [E_CONFIG_UNREADABLE]\n${hint}\n${cause()}`,
+    });
+  });
+
+  it("as a symbolic link loop with a line break in its folder's name: the cause stays one line, and --json carries it", async () => {
+    const scratch = makeSandbox();
+    try {
+      const folder = join(scratch.dir, "con\nfig");
+      mkdirSync(folder);
+      const file = join(folder, "config.json");
+      symlinkSync(file, file);
+      const shown = file.replace("\n", "\\n");
+      const run = await scratch.run(["sessions", "list", "--json"], { env: { UULDANA_CONFIG_DIR: folder } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        [
+          `uuldana: cannot read config ${shown}: it is a symbolic link that loops (ELOOP) [E_CONFIG_UNREADABLE]`,
+          `hint: config.json must be a JSON file: point the link at an existing file, or remove it (without it uuldana uses its defaults)`,
+          `cause: ELOOP: too many symbolic links encountered, open '${shown}'`,
+          "",
+        ].join("\n"),
+      );
+      expect(JSON.parse(run.stdout)).toEqual({
+        error: {
+          code: "E_CONFIG_UNREADABLE",
+          message: `cannot read config ${file}: it is a symbolic link that loops (ELOOP)`,
+          details: [],
+          hint: "config.json must be a JSON file: point the link at an existing file, or remove it (without it uuldana uses its defaults)",
+          cause: [{ code: null, message: `ELOOP: too many symbolic links encountered, open '${file}'` }],
+        },
+      });
+    } finally {
+      scratch.cleanup();
+    }
   });
 
   it("given with --config as a named pipe: exit 2, no hang", async () => {
@@ -57,7 +96,7 @@ describe("config.json that is not a file", () => {
     expect(await runQuickly(["--config", file, "cooldowns"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: cannot read config ${file}: it is a named pipe (FIFO), not a file\nhint: give --config a JSON file; replace it with a regular file, or remove it\n`,
+      stderr: `uuldana: cannot read config ${file}: it is a named pipe (FIFO), not a file [E_CONFIG_UNREADABLE]\nhint: give --config a JSON file; replace it with a regular file, or remove it\n`,
     });
   });
 });
@@ -70,7 +109,7 @@ describe("manifests that are not files", () => {
     const run = await runQuickly(["providers", "list"]);
     expect(run.code).toBe(0);
     expect(run.stdout.split("\n")[1]).toMatch(/^1  alpha /);
-    expect(run.stderr).toBe(`uuldana: cannot read manifest ${file}: it is a named pipe (FIFO), not a file\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`);
+    expect(run.stderr).toBe(`uuldana: cannot read manifest ${file}: it is a named pipe (FIFO), not a file [E_MANIFEST_UNREADABLE]\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`);
     expect(await runQuickly(["providers", "validate", file])).toEqual({ code: 1, stdout: "", stderr: run.stderr });
   });
 
@@ -80,13 +119,13 @@ describe("manifests that are not files", () => {
     expect(await runQuickly(["providers", "validate", folder])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`,
+      stderr: `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it [E_USAGE]\nhint: name manifest files, or folders that hold them\n`,
     });
     mkdirSync(join(folder, "y.json"));
     expect(await runQuickly(["providers", "validate", folder])).toEqual({
       code: 1,
       stdout: "",
-      stderr: `uuldana: cannot read manifest ${join(folder, "y.json")}: it is a folder, not a file\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`,
+      stderr: `uuldana: cannot read manifest ${join(folder, "y.json")}: it is a folder, not a file [E_MANIFEST_UNREADABLE]\nhint: a manifest is a .json file: replace it with a regular file, or remove it\n`,
     });
   });
 
@@ -96,7 +135,7 @@ describe("manifests that are not files", () => {
     sandbox.write("config/config.json", { auto_detect: false, packs: ["../pack"] });
     const run = await runQuickly(["providers", "list"]);
     expect(run.code).toBe(0);
-    expect(run.stderr).toBe(`uuldana: provider pack "../pack" cannot be read: ${file} is a named pipe (FIFO), not a file\nhint: a pack is an npm package whose package.json has "uuldana": {"manifests": [...]}\n`);
+    expect(run.stderr).toBe(`uuldana: provider pack "../pack" cannot be read: ${file} is a named pipe (FIFO), not a file [E_PACK_UNREADABLE]\nhint: a pack is an npm package whose package.json has "uuldana": {"manifests": [...]}\n`);
   });
 
   it("a probe cache that is a named pipe is only a cache: listing works", async () => {
@@ -113,7 +152,7 @@ describe("a project config that is not a file", () => {
     expect(await runQuickly(["providers", "list"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: cannot read project config ${file}: it is a named pipe (FIFO), not a file\nhint: a project config must be a JSON file: replace it with a regular file, or remove it\n`,
+      stderr: `uuldana: cannot read project config ${file}: it is a named pipe (FIFO), not a file [E_CONFIG_UNREADABLE]\nhint: a project config must be a JSON file: replace it with a regular file, or remove it\n`,
     });
   });
 
@@ -122,7 +161,7 @@ describe("a project config that is not a file", () => {
     expect(await runQuickly(["providers", "list"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: invalid project config ${file}: "$import" is not supported\nhint: a project config is read on its own; put the settings in this file\n`,
+      stderr: `uuldana: invalid project config ${file}: "$import" is not supported [E_CONFIG_INVALID]\nhint: a project config is read on its own; put the settings in this file\n`,
     });
   });
 });
@@ -136,9 +175,12 @@ describe("cooldowns.json that is not a file", () => {
     ["a folder", () => mkdirSync(table()), "is a folder, not a file"],
   ])("as %s: cooldowns and cooldowns clear exit 2, providers list warns, a write leaves no temporary file", async (_, make, what) => {
     make();
-    const error = { code: 2, stdout: "", stderr: `uuldana: the cooldown table ${table()} ${what}\nhint: ${hint()}\n` };
+    const error = { code: 2, stdout: "", stderr: `uuldana: the cooldown table ${table()} ${what} [E_COOLDOWNS_UNREADABLE]\nhint: ${hint()}\n` };
     expect(await runQuickly(["cooldowns"])).toEqual(error);
     expect(await runQuickly(["cooldowns", "clear"])).toEqual(error);
+    // --json: the error is the output too
+    const json = { error: { code: "E_COOLDOWNS_UNREADABLE", message: `the cooldown table ${table()} ${what}`, details: [], hint: hint(), cause: [] } };
+    expect(await runQuickly(["cooldowns", "list", "--json"])).toEqual({ ...error, stdout: JSON.stringify(json, null, 2) + "\n" });
     const list = await runQuickly(["providers", "list"]);
     expect(list.code).toBe(0);
     expect(list.stderr).toBe(`warning: the cooldown table ${table()} ${what}; no entry is treated as resting, and no rest can be written until it is fixed: ${hint()}\n`);
@@ -186,11 +228,11 @@ describe("cooldowns clear with an entry uuldana does not know", () => {
     expect(await runQuickly(["cooldowns", "clear", "nosuch"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key\n  entries: claude-code, codex-work, aider, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key [E_USAGE]\n  entries: claude-code, codex-work, aider, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
     });
     sandbox.write("config/config.json", { providers: ["claude-code"], auto_detect: false });
     expect((await runQuickly(["cooldowns", "clear", "codex"])).stderr).toBe(
-      'uuldana: cooldowns clear codex: no entry has this key\n  entries: claude-code, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+      'uuldana: cooldowns clear codex: no entry has this key [E_USAGE]\n  entries: claude-code, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
     );
     expect(await runQuickly(["cooldowns", "clear", "claude-code"])).toEqual({ code: 0, stdout: "claude-code was not resting.\n", stderr: "" });
     expect(await runQuickly(["cooldowns", "clear", "codex@o3"])).toEqual({ code: 0, stdout: "Cleared: codex@o3.\n", stderr: "" });
@@ -205,21 +247,21 @@ describe("a key given twice", () => {
     expect(await runQuickly(["providers", "list"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: ${file}:4:3: duplicate key "ceiling"\n  at /ceiling: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
+      stderr: `uuldana: ${file}:4:3: duplicate key "ceiling" [E_JSON_DUPLICATE_KEY]\n  at /ceiling: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
     });
   });
 
   it("deep inside config.json, written the same way twice", async () => {
     const file = sandbox.write("config/config.json", '{"providers": [{"id": "codex", "env": {"CODEX_HOME": "~/a", "CODEX_\\u0048OME": "~/b"}}]}');
     expect((await runQuickly(["providers", "list"])).stderr).toBe(
-      `uuldana: ${file}:1:61: duplicate key "CODEX_HOME"\n  at /providers/0/env/CODEX_HOME: given at 1:40 and again at 1:61; ${why}\nhint: keep one of the two "CODEX_HOME" keys and remove the other\n`,
+      `uuldana: ${file}:1:61: duplicate key "CODEX_HOME" [E_JSON_DUPLICATE_KEY]\n  at /providers/0/env/CODEX_HOME: given at 1:40 and again at 1:61; ${why}\nhint: keep one of the two "CODEX_HOME" keys and remove the other\n`,
     );
   });
 
   it("in a project config, and in a project package.json only under its uuldana key", async () => {
     const rc = sandbox.write("project/.uuldanarc.json", '{"ceiling": "read-only", "ceiling": "ask"}');
     expect((await runQuickly(["providers", "list"])).stderr).toBe(
-      `uuldana: ${rc}:1:26: duplicate key "ceiling"\n  at /ceiling: given at 1:2 and again at 1:26; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
+      `uuldana: ${rc}:1:26: duplicate key "ceiling" [E_JSON_DUPLICATE_KEY]\n  at /ceiling: given at 1:2 and again at 1:26; ${why}\nhint: keep one of the two "ceiling" keys and remove the other\n`,
     );
     const folder = join(sandbox.project, "app");
     mkdirSync(folder);
@@ -228,7 +270,7 @@ describe("a key given twice", () => {
     expect((await runQuickly(["providers", "list"], { cwd: folder })).code).toBe(0);
     writeFileSync(pkg, '{"name": "a", "uuldana": {"failover": false, "failover": true}}');
     expect((await runQuickly(["providers", "list"], { cwd: folder })).stderr).toBe(
-      `uuldana: ${pkg}:1:46: duplicate key "failover"\n  at /uuldana/failover: given at 1:27 and again at 1:46; ${why}\nhint: keep one of the two "failover" keys and remove the other\n`,
+      `uuldana: ${pkg}:1:46: duplicate key "failover" [E_JSON_DUPLICATE_KEY]\n  at /uuldana/failover: given at 1:27 and again at 1:46; ${why}\nhint: keep one of the two "failover" keys and remove the other\n`,
     );
   });
 
@@ -238,12 +280,12 @@ describe("a key given twice", () => {
     expect(await runQuickly(["providers", "validate", manifest])).toEqual({
       code: 1,
       stdout: "",
-      stderr: `uuldana: ${manifest}:4:3: duplicate key "id"\n  at /id: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "id" keys and remove the other\n`,
+      stderr: `uuldana: ${manifest}:4:3: duplicate key "id" [E_JSON_DUPLICATE_KEY]\n  at /id: given at 2:3 and again at 4:3; ${why}\nhint: keep one of the two "id" keys and remove the other\n`,
     });
     sandbox.write("pack/package.json", '{"name": "p", "uuldana": {"manifests": ["a"], "manifests": ["b"]}}');
     sandbox.write("config/config.json", { auto_detect: false, packs: ["../pack"] });
     expect((await runQuickly(["providers", "list"])).stderr).toBe(
-      `uuldana: ${join(sandbox.dir, "pack", "package.json")}:1:47: duplicate key "manifests"\n  at /uuldana/manifests: given at 1:27 and again at 1:47; ${why}\nhint: keep one of the two "manifests" keys and remove the other\n`,
+      `uuldana: ${join(sandbox.dir, "pack", "package.json")}:1:47: duplicate key "manifests" [E_JSON_DUPLICATE_KEY]\n  at /uuldana/manifests: given at 1:27 and again at 1:47; ${why}\nhint: keep one of the two "manifests" keys and remove the other\n`,
     );
   });
 
@@ -265,9 +307,9 @@ describe("a key given twice", () => {
 
 describe("uuldana's folders that are files", () => {
   it.each([
-    [["run"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
-    [["sessions"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
-    [["cooldowns", "clear"], "uuldana: the cooldown table <data>/cooldowns.json cannot be reached: <data> on its path is a file, not a folder\nhint: move <data> away, or point uuldana at another folder\n"],
+    [["run"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder [E_SESSIONS_FOLDER_UNUSABLE]\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
+    [["sessions"], "uuldana: <data>/sessions cannot be made: <data> is a file, not a folder: uuldana keeps its sessions in this folder [E_SESSIONS_FOLDER_UNUSABLE]\nhint: move it away (mv \"<data>\" \"<data>.old\"), or set UULDANA_DATA_DIR to a folder\n"],
+    [["cooldowns", "clear"], "uuldana: the cooldown table <data>/cooldowns.json cannot be reached: <data> on its path is a file, not a folder [E_COOLDOWNS_UNREADABLE]\nhint: move <data> away, or point uuldana at another folder\n"],
   ])("the data folder as a file: %j names it and the fix, exit 2", async (args, stderr) => {
     installAgents(sandbox);
     const data = join(sandbox.dir, "data-file");
@@ -283,7 +325,7 @@ describe("uuldana's folders that are files", () => {
     expect(run).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: cannot read config ${config}/config.json: it cannot be reached: ${config} on its path is a file, not a folder\nhint: move ${config} away, or point uuldana at another folder\n`,
+      stderr: `uuldana: cannot read config ${config}/config.json: it cannot be reached: ${config} on its path is a file, not a folder [E_CONFIG_UNREADABLE]\nhint: move ${config} away, or point uuldana at another folder\n`,
     });
   });
 });

@@ -56,14 +56,14 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
   it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {
     const run = await uuldana(["run"]);
     if (builtByInstall) expect(run).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
-    else expect(run.stderr.split("\n")[0]).toBe("uuldana: the terminal module node-pty could not be loaded, so no agent can run");
+    else expect(run.stderr.split("\n")[0]).toBe("uuldana: the terminal module node-pty could not be loaded, so no agent can run [E_PTY_UNAVAILABLE]");
   });
 
   it("says what is missing and how to build it when node-pty was not compiled, for run and resume alike", async () => {
     rmSync(join(nodePty, "build"), { recursive: true, force: true });
     rmSync(sandbox.data, { recursive: true, force: true });
     const stderr =
-      "uuldana: the terminal module node-pty could not be loaded, so no agent can run\n" +
+      "uuldana: the terminal module node-pty could not be loaded, so no agent can run [E_PTY_UNAVAILABLE]\n" +
       `  node-pty was never compiled: ${nodePty}/build/Release/pty.node is missing, and it ships no prebuilt binary for linux-${process.arch}\n` +
       "  npm compiles it while installing uuldana, unless install scripts are skipped or python3, make or a C++ compiler is missing\n" +
       `hint: with python3, make and a C++ compiler (g++) installed, run: cd "${installed}" && npm rebuild node-pty\n`;
@@ -99,7 +99,7 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
         code: 2,
         stdout: "",
         stderr:
-          "uuldana: the terminal module node-pty could not be loaded, so no agent can run\n" +
+          "uuldana: the terminal module node-pty could not be loaded, so no agent can run [E_PTY_UNAVAILABLE]\n" +
           "  Cannot find module 'node-pty/package.json'\n" +
           "hint: node-pty is one of uuldana's dependencies: install uuldana again the way you installed it\n",
       });

@@ -249,7 +249,7 @@ describe("a stray lock that uuldana did not make", () => {
     expect(await sandbox.run(["cooldowns", "clear"])).toEqual({
       code: 1,
       stdout: "",
-      stderr: `uuldana: nothing was cleared: cannot write ${tableFile()} now: ${lockDir()} is a file, not a lock uuldana made; if no uuldana is running, remove it (rm -r ${lockDir()})\n`,
+      stderr: `uuldana: nothing was cleared: cannot write ${tableFile()} now: ${lockDir()} is a file, not a lock uuldana made; if no uuldana is running, remove it (rm -r ${lockDir()}) [E_COOLDOWNS_LOCKED]\n`,
     });
     rmSync(lockDir());
     expect(await sandbox.run(["cooldowns", "clear"])).toEqual({ code: 0, stdout: "No entry was resting.\n", stderr: "" });

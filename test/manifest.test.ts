@@ -12,87 +12,87 @@ afterAll(() => sandbox.cleanup());
 const cases: [string, string][] = [
   [
     "account-env-bad-name",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /account_env/1ACCOUNT (account_env[\"1ACCOUNT\"]): invalid name \"1ACCOUNT\"\n    allowed: names matching ^[A-Za-z_][A-Za-z0-9_]*$\n    hint: Environment variables that select another account of this CLI (for a second entry), each with what it holds.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /account_env/1ACCOUNT (account_env[\"1ACCOUNT\"]): invalid name \"1ACCOUNT\"\n    allowed: names matching ^[A-Za-z_][A-Za-z0-9_]*$\n    hint: Environment variables that select another account of this CLI (for a second entry), each with what it holds.\n",
   ],
   [
     "adapter-missing",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
   ],
   [
     "executable-with-folder",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /executables/0 (executables[0]): does not have the expected form\n    value: \"/usr/bin/stand-in\"\n    allowed: text matching ^[^/\\\\]+$\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /executables/0 (executables[0]): does not have the expected form\n    value: \"/usr/bin/stand-in\"\n    allowed: text matching ^[^/\\\\]+$\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
   ],
   [
     "exit-signal-kill",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /exit/signals/0 (exit.signals[0]): is not one of the allowed values\n    value: \"SIGKILL\"\n    allowed: \"SIGINT\", \"SIGHUP\", \"SIGTERM\"\n    hint: Signals sent to the process group in turn when the keys did not end it; SIGKILL always follows.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /exit/signals/0 (exit.signals[0]): is not one of the allowed values\n    value: \"SIGKILL\"\n    allowed: \"SIGINT\", \"SIGHUP\", \"SIGTERM\"\n    hint: Signals sent to the process group in turn when the keys did not end it; SIGKILL always follows.\n",
   ],
   [
     "exit-unknown-key",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /exit/keys/1 (exit.keys[1]): names an unknown key\n    value: \"{f1}\"\n    allowed: text, or one of {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}\n    hint: What to type, in order: text, or a key in braces: {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /exit/keys/1 (exit.keys[1]): names an unknown key\n    value: \"{f1}\"\n    allowed: text, or one of {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}\n    hint: What to type, in order: text, or a key in braces: {enter}, {escape}, {tab}, {ctrl-c}, {ctrl-d}, {pause}.\n",
   ],
   [
     "id-with-spaces",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /id (id): does not have the expected form\n    value: \"Stand In\"\n    allowed: text matching ^[a-z0-9][a-z0-9-]*$\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /id (id): does not have the expected form\n    value: \"Stand In\"\n    allowed: text matching ^[a-z0-9][a-z0-9-]*$\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
   ],
   [
     "permission-flag-with-value",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /permission_flags/1 (permission_flags[1]): does not have the expected form\n    value: \"--yolo=true\"\n    allowed: text matching ^-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*$\n    hint: The CLI's flags that change what it may do without asking (permission modes, approvals, sandbox, yolo), long and short. An entry's args or the arguments after -- that carry one of them, or a flag any level passes, are refused unless it is exactly the running level's own, value included; --flag=value and grouped short flags (-dy) are read too.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /permission_flags/1 (permission_flags[1]): does not have the expected form\n    value: \"--yolo=true\"\n    allowed: text matching ^-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*$\n    hint: The CLI's flags that change what it may do without asking (permission modes, approvals, sandbox, yolo), long and short. An entry's args or the arguments after -- that carry one of them, or a flag any level passes, are refused unless it is exactly the running level's own, value included; --flag=value and grouped short flags (-dy) are read too.\n",
   ],
   [
     "level-arg-not-string",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /levels/ask/args/1 (levels.ask.args[1]): must be a string\n    value: 1\n    allowed: a string\n    hint: Flags that make the CLI enforce this level.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /levels/ask/args/1 (levels.ask.args[1]): must be a string\n    value: 1\n    allowed: a string\n    hint: Flags that make the CLI enforce this level.\n",
   ],
   [
     "level-unknown",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /levels/yolo (levels.yolo): unknown key \"yolo\"\n    allowed: \"read-only\", \"ask\", \"auto-edit\", \"full-access\"\n    hint: For each ceiling level the CLI can enforce, the flags that make it enforce that level; a level left out is refused.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /levels/yolo (levels.yolo): unknown key \"yolo\"\n    allowed: \"read-only\", \"ask\", \"auto-edit\", \"full-access\"\n    hint: For each ceiling level the CLI can enforce, the flags that make it enforce that level; a level left out is refused.\n",
   ],
   [
     "limit-phrase-broken-regex",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /limit_phrases/1 (limit_phrases[1]): is not a valid regular expression (/(quota gone/i: Unterminated group)\n    value: \"/(quota gone/i\"\n    allowed: a JavaScript regular expression\n    hint: Extra wording that means this provider's allowance is gone: plain phrases, or regular expressions written /like this/i.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /limit_phrases/1 (limit_phrases[1]): is not a valid regular expression (/(quota gone/i: Unterminated group)\n    value: \"/(quota gone/i\"\n    allowed: a JavaScript regular expression\n    hint: Extra wording that means this provider's allowance is gone: plain phrases, or regular expressions written /like this/i.\n",
   ],
   [
     "missing-id",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /id (id): missing required key \"id\"\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /id (id): missing required key \"id\"\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
   ],
   [
     "no-executables",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /executables (executables): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /executables (executables): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
   ],
   [
     "prompt-flag-without-flag",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/flag (prompt.flag): missing required key \"flag\"\n    hint: The flag that takes the prompt as its value (mode \"flag\"), for example \"-i\".\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /prompt/flag (prompt.flag): missing required key \"flag\"\n    hint: The flag that takes the prompt as its value (mode \"flag\"), for example \"-i\".\n",
   ],
   [
     "prompt-typed-without-ready",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/ready (prompt.ready): missing required key \"ready\"\n    hint: A regular expression that matches the screen once the CLI accepts typing (mode \"typed\").\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /prompt/ready (prompt.ready): missing required key \"ready\"\n    hint: A regular expression that matches the screen once the CLI accepts typing (mode \"typed\").\n",
   ],
   [
     "prompt-unknown-mode",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /prompt/mode (prompt.mode): is not one of the allowed values\n    value: \"stdin\"\n    allowed: \"argv\", \"flag\", \"typed\", \"none\"\n    hint: \"argv\": the prompt is the last argument; \"flag\": the prompt follows a flag; \"typed\": uuldana types it once the ready pattern is on screen; \"none\": no first prompt.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /prompt/mode (prompt.mode): is not one of the allowed values\n    value: \"stdin\"\n    allowed: \"argv\", \"flag\", \"typed\", \"none\"\n    hint: \"argv\": the prompt is the last argument; \"flag\": the prompt follows a flag; \"typed\": uuldana types it once the ready pattern is on screen; \"none\": no first prompt.\n",
   ],
   [
     "resume-without-args",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /resume/args (resume.args): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Arguments that resume natively (for example [\"--continue\"]).\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /resume/args (resume.args): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Arguments that resume natively (for example [\"--continue\"]).\n",
   ],
   [
     "syntax-error",
-    "uuldana: FILE:5:1: invalid JSON\n  Expected double-quoted property name\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n",
+    "uuldana: FILE:5:1: invalid JSON [E_JSON_SYNTAX]\n  Expected double-quoted property name\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n",
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /version (version): must be an object\n    value: \"--version\"\n    allowed: an object\n    hint: How to read the installed version: the arguments to run and the pattern that recognises the output.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /version (version): must be an object\n    value: \"--version\"\n    allowed: an object\n    hint: How to read the installed version: the arguments to run and the pattern that recognises the output.\n",
   ],
   [
     "version-pattern-broken",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /version/pattern (version.pattern): is not a valid regular expression (/^stand-in (\\d+/: Unterminated group)\n    value: \"^stand-in (\\\\d+\"\n    allowed: a JavaScript regular expression\n    hint: A regular expression that must match the version output; its first capture group is the version.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /version/pattern (version.pattern): is not a valid regular expression (/^stand-in (\\d+/: Unterminated group)\n    value: \"^stand-in (\\\\d+\"\n    allowed: a JavaScript regular expression\n    hint: A regular expression that must match the version output; its first capture group is the version.\n",
   ],
   [
     "version-timeout-too-long",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /version/timeout_seconds (version.timeout_seconds): is too large\n    value: 120\n    allowed: a number of at most 60\n    hint: How long the version probe may take before it is killed and reported as timed out (default 8).\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /version/timeout_seconds (version.timeout_seconds): is too large\n    value: 120\n    allowed: a number of at most 60\n    hint: How long the version probe may take before it is killed and reported as timed out (default 8).\n",
   ],
 ];
 
@@ -121,7 +121,7 @@ describe("providers validate", () => {
     const file = join(fixtures, "manifests", "valid", "stand-in.json");
     const run = await sandbox.run(["providers", "validate", file, join(invalid, "missing-id.json")]);
     expect(run.stdout).toBe(`valid: ${file} (stand-in)\n`);
-    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid manifest ${join(invalid, "missing-id.json")} (1 problem)`);
+    expect(run.stderr.split("\n")[0]).toBe(`uuldana: invalid manifest ${join(invalid, "missing-id.json")} (1 problem) [E_MANIFEST_INVALID]`);
     expect(run.code).toBe(1);
   });
 
@@ -130,7 +130,7 @@ describe("providers validate", () => {
     expect(run).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: no manifest files found in ${sandbox.path}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`,
+      stderr: `uuldana: no manifest files found in ${sandbox.path}: it is a folder with no .json files in it [E_USAGE]\nhint: name manifest files, or folders that hold them\n`,
     });
   });
 });

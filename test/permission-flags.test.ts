@@ -102,7 +102,7 @@ describe("arguments after -- that carry a permission flag", () => {
       code: 2,
       stdout: "",
       stderr: [
-        `uuldana: the arguments after -- carry the permission flag "${flag}", which is not the level's own (${id} at ask: ${OWN[id]})`,
+        `uuldana: the arguments after -- carry the permission flag "${flag}", which is not the level's own (${id} at ask: ${OWN[id]}) [E_PERMISSION_FLAG]`,
         `hint: remove it; to let agents do more, raise "ceiling" in ${sandbox.config}/config.json (--ceiling can only lower it)`,
         "",
       ].join("\n"),
@@ -118,7 +118,7 @@ describe("arguments after -- that carry a permission flag", () => {
     const run = await sandbox.run(["run", "--", "--dangerously-skip-permissions"]);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'uuldana: the arguments after -- carry the permission flag "--dangerously-skip-permissions", which is not the level\'s own (claude-code at full-access: --permission-mode bypassPermissions)\n' +
+      'uuldana: the arguments after -- carry the permission flag "--dangerously-skip-permissions", which is not the level\'s own (claude-code at full-access: --permission-mode bypassPermissions) [E_PERMISSION_FLAG]\n' +
         "hint: remove it: full-access is the most claude-code enforces\n",
     );
   });

@@ -206,7 +206,7 @@ describe("providers list", () => {
     expect(JSON.parse(run.stdout).map((row: { entry: string }) => row.entry)).toEqual(["alpha"]);
     expect(run.stderr).toBe(
       [
-        `uuldana: invalid manifest ${broken} (1 problem)`,
+        `uuldana: invalid manifest ${broken} (1 problem) [E_MANIFEST_INVALID]`,
         `  at /version (version): missing required key "version"`,
         `    hint: How to read the installed version: the arguments to run and the pattern that recognises the output.`,
         ``,
@@ -226,7 +226,7 @@ describe("providers list", () => {
     );
     expect(run.stderr).toContain(
       [
-        `uuldana: invalid manifest ${twin} (1 problem)`,
+        `uuldana: invalid manifest ${twin} (1 problem) [E_MANIFEST_INVALID]`,
         `  at /id (id): "alpha" is already the id of ${join(sandbox.config, "providers", "alpha.json")}`,
         `    value: "alpha"`,
         `    hint: give this manifest another id, or remove one of the two files`,
@@ -247,7 +247,24 @@ describe("providers list", () => {
       ["zeta", null, false],
     ]);
     expect(run.stderr).toBe(
-      `uuldana: provider pack "missing-pack" is not installed\nhint: install it with "npm install --prefix ${sandbox.config} missing-pack", or next to uuldana with "npm install -g missing-pack"\n`,
+      `uuldana: provider pack "missing-pack" is not installed [E_PACK_NOT_INSTALLED]\nhint: install it with "npm install --prefix ${sandbox.config} missing-pack", or next to uuldana with "npm install -g missing-pack"\n`,
+    );
+  });
+
+  it("reports a pack without a package.json, and one that declares no manifests, each with its own code", async () => {
+    sandbox.write("bare-pack/readme.txt", "no package.json here");
+    const declared = sandbox.write("empty-pack/package.json", { name: "empty", uuldana: { manifests: [] } });
+    sandbox.write("config/config.json", { auto_detect: false, packs: ["../bare-pack", "../empty-pack"] });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: provider pack "../bare-pack" has no readable package.json in ${join(sandbox.dir, "bare-pack")} [E_PACK_UNREADABLE]`,
+        'hint: a pack is an npm package whose package.json has "uuldana": {"manifests": [...]}',
+        `uuldana: provider pack "../empty-pack" declares no manifests in ${declared} [E_PACK_INVALID]`,
+        'hint: add "uuldana": {"manifests": ["manifests"]} to its package.json (files or folders of .json manifests)',
+        "",
+      ].join("\n"),
     );
   });
 

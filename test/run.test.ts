@@ -214,7 +214,7 @@ describe("uuldana run", () => {
     expect((await terminal.exited).exitCode).toBe(70);
     const screen = await terminal.waitFor("settings after: ");
     expect(screen.slice(-3, -1)).toEqual([
-      "uuldana: internal error: a test made uuldana crash",
+      "uuldana: internal error: a test made uuldana crash [E_INTERNAL]",
       "hint: this is a bug in uuldana; please report it with the command you ran",
     ]);
     expect(await settingsAfter(terminal)).toBe(before);
@@ -523,7 +523,7 @@ describe("secrets", () => {
       code: 2,
       stdout: "",
       stderr: [
-        `uuldana: invalid config ${file} (1 problem)`,
+        `uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`,
         "  at /redact/0 (redact[0]): is not a valid regular expression (/sk-(unclosed/g: Unterminated group)",
         '    value: "sk-(unclosed"',
         "    allowed: a JavaScript regular expression",

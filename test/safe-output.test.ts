@@ -139,7 +139,7 @@ describe("a manifest whose name holds control characters", () => {
   it("is refused by the schema, and the error quotes the name escaped", async () => {
     const file = sandbox.write("config/providers/evil.json", standInManifest("evil", { name: "Evil\x1b[2J\u009b31m" }));
     const error = [
-      `uuldana: invalid manifest ${file} (1 problem)`,
+      `uuldana: invalid manifest ${file} (1 problem) [E_MANIFEST_INVALID]`,
       "  at /name (name): does not have the expected form",
       '    value: "Evil\\u001b[2J\\u009b31m"',
       "    allowed: text matching ^[^\\u0000-\\u001f\\u007f-\\u009f]{1,60}$",
@@ -244,7 +244,7 @@ describe("other texts from files and programs", () => {
       code: 2,
       stdout: "",
       stderr: [
-        `uuldana: invalid config ${file} (1 problem)`,
+        `uuldana: invalid config ${file} (1 problem) [E_CONFIG_INVALID]`,
         "  at /ceiling (ceiling): is not one of the allowed values",
         '    value: "askwipe\\u001b[2Jc1\\u009b31m"',
         '    allowed: "read-only", "ask", "auto-edit", "full-access"',
@@ -258,6 +258,6 @@ describe("other texts from files and programs", () => {
     sandbox.write("config/config.json", { providers: [], auto_detect: false });
     const run = await sandbox.run(["run", "--provider", CLEAR]);
     expectSafe(run);
-    expect(run.stderr).toBe(["uuldana: --provider wipe\\u001b[2J: no entry has this key", "  entries: none", 'hint: run "uuldana providers list --all" to see every entry and provider', ""].join("\n"));
+    expect(run.stderr).toBe(["uuldana: --provider wipe\\u001b[2J: no entry has this key [E_USAGE]", "  entries: none", 'hint: run "uuldana providers list --all" to see every entry and provider', ""].join("\n"));
   });
 });

@@ -110,7 +110,7 @@ describe("a damaged journal", () => {
     expect(await sandbox.run(["sessions", "stop", "0zz00000a1"])).toEqual({
       code: 1,
       stdout: "",
-      stderr: "uuldana: session 0zz00000a1's journal is damaged (journal.jsonl is empty), so it does not say which agent to stop\n",
+      stderr: "uuldana: session 0zz00000a1's journal is damaged (journal.jsonl is empty), so it does not say which agent to stop [E_SESSION_NOT_ORPHANED]\n",
     });
   });
 });
@@ -137,10 +137,14 @@ describe("a sessions folder that is not a folder", () => {
     installAgents(sandbox);
     make();
     const folder = join(sandbox.data, "sessions");
-    const stderr = `uuldana: ${is(folder)}: uuldana keeps its sessions in this folder\nhint: ${hint(folder)}\n`;
-    for (const args of [["sessions"], ["sessions", "--json"], ["sessions", "show", "0zz00000a1"], ["sessions", "stop", "0zz00000a1"], ["run"], ["resume"]]) {
+    const message = `${is(folder)}: uuldana keeps its sessions in this folder`;
+    const stderr = `uuldana: ${message} [E_SESSIONS_FOLDER_UNUSABLE]\nhint: ${hint(folder)}\n`;
+    for (const args of [["sessions"], ["sessions", "show", "0zz00000a1"], ["sessions", "stop", "0zz00000a1"], ["run"], ["resume"]]) {
       expect({ args, ...(await sandbox.run(args)) }).toEqual({ args, code: 2, stdout: "", stderr });
     }
+    // with --json, the same error is also the output
+    const error = { code: "E_SESSIONS_FOLDER_UNUSABLE", message, details: [], hint: hint(folder), cause: [] };
+    expect(await sandbox.run(["sessions", "--json"])).toEqual({ code: 2, stdout: JSON.stringify({ error }, null, 2) + "\n", stderr });
   });
 });
 
@@ -162,7 +166,7 @@ describe("which agent a session left running", () => {
     const sessions = JSON.parse((await sandbox.run(["sessions", "--json"])).stdout) as { id: string; state: string }[];
     expect(sessions.map((s) => [s.id, s.state])).toEqual([["0zz0000ab2", "interrupted"], ["0zz0000ab1", "interrupted"]]);
     for (const id of ["0zz0000ab1", "0zz0000ab2"]) {
-      expect(await sandbox.run(["sessions", "stop", id])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop\n` });
+      expect(await sandbox.run(["sessions", "stop", id])).toEqual({ code: 1, stdout: "", stderr: `uuldana: session ${id} was interrupted and none of its agents is running: there is nothing to stop [E_SESSION_NOT_ORPHANED]\n` });
     }
     expect(isAlive(pid)).toBe(true);
 
@@ -183,9 +187,9 @@ describe("which agent a session left running", () => {
     expect(await sandbox.run(["sessions", "stop", "0zz0000ac1"])).toEqual({
       code: 1,
       stdout: "",
-      stderr: `uuldana: session 0zz0000ac1 is still running in uuldana (pid ${process.pid}): stop it there, or send that uuldana SIGTERM (kill ${process.pid}) and it stops its agent itself\n`,
+      stderr: `uuldana: session 0zz0000ac1 is still running in uuldana (pid ${process.pid}): stop it there, or send that uuldana SIGTERM (kill ${process.pid}) and it stops its agent itself [E_SESSION_NOT_ORPHANED]\n`,
     });
-    expect(await sandbox.run(["sessions", "stop", "nosuch"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: no session "nosuch"\nhint: run "uuldana sessions" to see the sessions\n' });
+    expect(await sandbox.run(["sessions", "stop", "nosuch"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: no session "nosuch" [E_USAGE]\nhint: run "uuldana sessions" to see the sessions\n' });
     expect(isAlive(pid)).toBe(true);
   });
 });
@@ -228,7 +232,7 @@ describe("resuming a session", () => {
     expect(await sandbox.run(["resume", "0zz00000c1"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'uuldana: session 0zz00000c1\'s journal is damaged (line 2 is not JSON (cut off or overwritten)), so it cannot be resumed\nhint: "uuldana sessions show 0zz00000c1" shows what can be read of it\n',
+      stderr: 'uuldana: session 0zz00000c1\'s journal is damaged (line 2 is not JSON (cut off or overwritten)), so it cannot be resumed [E_SESSION_NOT_RESUMABLE]\nhint: "uuldana sessions show 0zz00000c1" shows what can be read of it\n',
     });
   });
 
@@ -238,9 +242,9 @@ describe("resuming a session", () => {
     expect(await sandbox.run(["resume", "0zz00000c2"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: session 0zz00000c2 is still running in uuldana (pid ${process.pid})\nhint: continue it in the terminal where it runs, or end it there first\n`,
+      stderr: `uuldana: session 0zz00000c2 is still running in uuldana (pid ${process.pid}) [E_SESSION_NOT_RESUMABLE]\nhint: continue it in the terminal where it runs, or end it there first\n`,
     });
-    expect(await sandbox.run(["resume"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: no session to resume\nhint: run "uuldana sessions" to see the sessions\n' });
+    expect(await sandbox.run(["resume"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: no session to resume [E_NOTHING_TO_RESUME]\nhint: run "uuldana sessions" to see the sessions\n' });
   });
 
   it("continues one whose last line a crash tore: the resume starts on a line of its own, and the session reads whole", async () => {
@@ -267,7 +271,7 @@ describe("a session that ends on a usage error", () => {
   it("is ended in its journal, not left interrupted", async () => {
     installAgents(sandbox);
     const run = await sandbox.run(["run", "--provider", "nosuch"]);
-    expect(run).toEqual({ code: 2, stdout: "", stderr: 'uuldana: --provider nosuch: no entry has this key\n  entries: line\nhint: run "uuldana providers list --all" to see every entry and provider\n' });
+    expect(run).toEqual({ code: 2, stdout: "", stderr: 'uuldana: --provider nosuch: no entry has this key [E_USAGE]\n  entries: line\nhint: run "uuldana providers list --all" to see every entry and provider\n' });
     const [listed] = JSON.parse((await sandbox.run(["sessions", "--json"])).stdout);
     expect(listed).toMatchObject({ state: "ended", runs: [], exit_code: 2 });
   });

@@ -45,7 +45,26 @@ describe("session journals", () => {
     expect(await sandbox.run(["sessions", "show", "nosuch"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'uuldana: no session "nosuch"\nhint: run "uuldana sessions" to see the sessions\n',
+      stderr: 'uuldana: no session "nosuch" [E_USAGE]\nhint: run "uuldana sessions" to see the sessions\n',
+    });
+  });
+
+  it("with --json, also prints the error as one JSON object on stdout", async () => {
+    expect(await sandbox.run(["sessions", "show", "nosuch", "--json"])).toEqual({
+      code: 2,
+      stdout: [
+        "{",
+        '  "error": {',
+        '    "code": "E_USAGE",',
+        '    "message": "no session \\"nosuch\\"",',
+        '    "details": [],',
+        '    "hint": "run \\"uuldana sessions\\" to see the sessions",',
+        '    "cause": []',
+        "  }",
+        "}",
+        "",
+      ].join("\n"),
+      stderr: 'uuldana: no session "nosuch" [E_USAGE]\nhint: run "uuldana sessions" to see the sessions\n',
     });
   });
 });

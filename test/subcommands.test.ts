@@ -4,18 +4,18 @@ import { makeSandbox } from "./helpers.js";
 
 const sandbox = makeSandbox();
 afterAll(() => sandbox.cleanup());
-const usage = "(run uuldana --help for usage)\n";
+const usage = ' [E_USAGE]\nhint: run "uuldana --help" for usage\n';
 
 describe("a word that names no command of providers, sessions or cooldowns", () => {
   it.each([
-    [["providers", "frob"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate\n'],
-    [["sessions", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop\n'],
-    [["cooldowns", "frob"], 'uuldana: unknown command "frob" for "cooldowns"; its commands: list, clear\n'],
-    [["providers", "frob", "--json"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate\n'],
-    [["sessions", "--json", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop\n'],
-    [["providers", "list", "frob"], 'uuldana: unexpected argument "frob" for "providers list", which takes none\n'],
-    [["cooldowns", "--json", "list", "frob"], 'uuldana: unexpected argument "frob" for "cooldowns list", which takes none\n'],
-    [["providers", "--json", "validate", "x.json"], 'uuldana: "validate" must come right after "providers", before any option\n'],
+    [["providers", "frob"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate'],
+    [["sessions", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop'],
+    [["cooldowns", "frob"], 'uuldana: unknown command "frob" for "cooldowns"; its commands: list, clear'],
+    [["providers", "frob", "--json"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate'],
+    [["sessions", "--json", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop'],
+    [["providers", "list", "frob"], 'uuldana: unexpected argument "frob" for "providers list", which takes none'],
+    [["cooldowns", "--json", "list", "frob"], 'uuldana: unexpected argument "frob" for "cooldowns list", which takes none'],
+    [["providers", "--json", "validate", "x.json"], 'uuldana: "validate" must come right after "providers", before any option'],
   ])("%j is a usage error that names the word", async (args, stderr) => {
     expect(await sandbox.run(args)).toEqual({ code: 2, stdout: "", stderr: stderr + usage });
   });

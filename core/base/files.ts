@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 
 import { processRuns } from "./process.js";
 
-// Why a file uuldana expected could not be read: missing (nothing at the path, not even a link) or not a file.
+// Why a file uuldana expected could not be read: missing (nothing at the path, not even a link) or not a file. Its
+// cause is the system's own error, kept where the reason only names the error's code (ELOOP, EACCES, EIO…).
 export class FileProblem extends Error {
   readonly file: string;
   readonly missing: boolean;
@@ -13,8 +14,8 @@ export class FileProblem extends Error {
   // how to fix it, as a hint
   readonly fix: string;
 
-  constructor(file: string, reason: string, fix: string, missing = false) {
-    super(`${file} ${reason}`);
+  constructor(file: string, reason: string, fix: string, missing = false, cause?: unknown) {
+    super(`${file} ${reason}`, cause === undefined ? undefined : { cause });
     this.name = "FileProblem";
     this.file = file;
     this.reason = reason;
@@ -156,14 +157,14 @@ function danglingLink(file: string, target: string): FileProblem {
 function explainCode(file: string, code: string | undefined, error: unknown): FileProblem {
   switch (code) {
     case "ELOOP":
-      return new FileProblem(file, "is a symbolic link that loops (ELOOP)", "point the link at an existing file, or remove it");
+      return new FileProblem(file, "is a symbolic link that loops (ELOOP)", "point the link at an existing file, or remove it", false, error);
     case "EISDIR":
       return new FileProblem(file, "is a folder, not a file", "replace it with a regular file, or remove it");
     case "ENXIO":
       return new FileProblem(file, "is a socket, not a file", "replace it with a regular file, or remove it");
     case "EACCES":
     case "EPERM":
-      return new FileProblem(file, "cannot be read (permission denied)", "check the file's permissions: uuldana must be able to read it");
+      return new FileProblem(file, "cannot be read (permission denied)", "check the file's permissions: uuldana must be able to read it", false, error);
     case "ENOTDIR": {
       const blocking = fileOnPath(file);
       return blocking
@@ -171,6 +172,6 @@ function explainCode(file: string, code: string | undefined, error: unknown): Fi
         : new FileProblem(file, "cannot be reached: a folder on its path is a file", "check the folders on the path");
     }
     default:
-      return new FileProblem(file, `cannot be read (${code ?? String(error)})`, "check the file and the folder that holds it");
+      return new FileProblem(file, `cannot be read (${code ?? String(error)})`, "check the file and the folder that holds it", false, error);
   }
 }

@@ -39,7 +39,7 @@ export function parseJson(text: string, file: string, code: ErrorCode = "E_JSON_
     duplicate = findDuplicateKeys(source, within)[0];
   } catch (error) {
     if (!(error instanceof JsonTooDeep)) throw error;
-    throw new UuldanaError(code, `${file}:${error.at.line}:${error.at.column}: nested more than ${MAX_DEPTH} levels deep`, {
+    throw new UuldanaError("E_JSON_TOO_DEEP", `${file}:${error.at.line}:${error.at.column}: nested more than ${MAX_DEPTH} levels deep`, {
       hint: "no uuldana file needs this depth: check that this is the file you meant",
     });
   }

@@ -2,15 +2,20 @@
 import { Command, CommanderError, Option } from "commander";
 
 import { loadContext } from "../config/context.js";
-import { UuldanaError, formatError, formatInternalError } from "../base/errors.js";
+import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError } from "../base/errors.js";
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
 import { safeOutput } from "../base/safe-text.js";
 import { STOP_SIGNALS } from "../base/process.js";
+import { writePendingCooldowns } from "../session/cooldowns.js";
 import { releaseLostTerminal, restoreTerminal } from "../terminal/tty.js";
 import { VERSION } from "../base/version.js";
+
+// How a --json command prints on stdout the error it failed with: as its own output is, pretty (--json) or on one
+// line (explain --jsonl).
+type JsonOutput = "pretty" | "line";
 
 // Prints each command's result and sets the exit code; it never calls process.exit, so output to a pipe always
 // drains. Only the commands that host agents (run, resume, demo) also write while they run. Everything printed here
@@ -18,35 +23,43 @@ import { VERSION } from "../base/version.js";
 // reaches the terminal — so a new command, or a new message quoting a value, needs nothing of its own.
 async function main(argv: readonly string[]): Promise<number> {
   let outcome: CommandResult | undefined;
-  const program = buildProgram((value) => {
-    outcome = value;
-  });
+  let json: JsonOutput | undefined;
+  const program = buildProgram(
+    (value) => {
+      outcome = value;
+    },
+    (value) => {
+      json = value;
+    },
+  );
+  let exitCode: number;
   try {
     await program.parseAsync(argv, { from: "user" });
+    if (outcome?.stdout) process.stdout.write(safeOutput(outcome.stdout));
+    if (outcome?.stderr) process.stderr.write(safeOutput(outcome.stderr));
+    exitCode = outcome?.exitCode ?? 0;
   } catch (error) {
-    return report(error);
+    exitCode = report(error, json);
   }
-  if (!outcome) return 0;
-  if (outcome.stdout) process.stdout.write(safeOutput(outcome.stdout));
-  if (outcome.stderr) process.stderr.write(safeOutput(outcome.stderr));
-  return outcome.exitCode;
+  // cooldowns a command could not write yet (another uuldana held the table): a last try before the process ends
+  for (const notice of await writePendingCooldowns()) process.stderr.write(safeOutput(`uuldana: ${notice}\n`));
+  return exitCode;
 }
 
 // --- internal ---
 
-function buildProgram(done: (result: CommandResult) => void): Command {
+function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: JsonOutput | undefined) => void): Command {
   const program = new Command("uuldana")
     .description("Run AI coding agents in your terminal; when one's usage allowance is gone, continue with the next.")
     .version(VERSION, "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .addHelpCommand(false)
     .option("--config <file>", "use this file instead of your config.json")
-    .showHelpAfterError("(run uuldana --help for usage)")
     .exitOverride()
     .configureOutput({
       writeOut: (text) => process.stdout.write(safeOutput(text)),
       writeErr: (text) => process.stderr.write(safeOutput(text)),
-      outputError: (text, write) => write(`uuldana: ${text.replace(/^error: /, "")}`),
+      outputError: (text, write) => write(formatError(usageError(text))),
     })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
@@ -55,6 +68,8 @@ function buildProgram(done: (result: CommandResult) => void): Command {
 
   // the folders and merged config, for commands that need them (--config replaces config.json)
   const commandContext = (): ReturnType<typeof loadContext> => loadContext({ configFile: program.opts<{ config?: string }>().config });
+  // a command started with --json (or --jsonl): its failure is also printed on stdout, as JSON
+  const wantsJson = (options: { json?: boolean; jsonl?: boolean }): void => jsonOutput(options.jsonl ? "line" : options.json ? "pretty" : undefined);
 
   program
     .command("run")
@@ -80,6 +95,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--provider <id>", "also use this provider's limit_phrases")
     .exitOverride()
     .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
+      wantsJson(options);
       const { explainCommand } = await import("./explain-command.js");
       const context = options.provider ? await commandContext() : undefined;
       done(await explainCommand(context, words, options));
@@ -113,6 +129,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { listSessions } = await import("./sessions-command.js");
       done(listSessions(context, options));
@@ -124,6 +141,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print the journal's events as one JSON array")
     .exitOverride()
     .action(async (id: string, options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { showSession } = await import("./sessions-command.js");
       done(showSession(context, id, options));
@@ -146,6 +164,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .option("--json", "print one JSON array")
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
+      wantsJson(options);
       const context = await commandContext();
       const { listCooldowns } = await import("./cooldowns-command.js");
       done(await listCooldowns(context, options));
@@ -176,6 +195,7 @@ function buildProgram(done: (result: CommandResult) => void): Command {
     .addOption(ceilingOption)
     .exitOverride()
     .action(async (options: { all?: boolean; json?: boolean; ceiling?: Level }) => {
+      wantsJson(options);
       const context = await commandContext();
       done(await listProviders(context, options));
     });
@@ -235,19 +255,28 @@ async function hostingAgents(command: (stop: AbortSignal) => Promise<CommandResu
   }
 }
 
-function report(error: unknown): number {
+
+// commander's own message ("error: unknown option '--jsn'\n(Did you mean --json?)\n") as a usage error; its
+// suggestion becomes the hint
+function usageError(text: string): UuldanaError {
+  const [message = "", ...rest] = text.replace(/^error: /, "").trimEnd().split("\n");
+  const suggestion = rest.map((line) => /^\(Did you mean (.+)\?\)$/.exec(line)?.[1]).find((found) => found !== undefined);
+  const details = rest.filter((line) => !/^\(Did you mean .+\?\)$/.test(line));
+  return new UuldanaError("E_USAGE", message, { details, hint: suggestion ? `did you mean ${suggestion}?` : 'run "uuldana --help" for usage' });
+}
+
+// A failure: printed on stderr, and for a --json command also on stdout as one JSON error object. commander printed
+// its own errors already, through formatError.
+function report(error: unknown, json: JsonOutput | undefined): number {
   if (error instanceof CommanderError) {
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
       return 0;
     }
     return 2;
   }
-  if (error instanceof UuldanaError) {
-    process.stderr.write(safeOutput(formatError(error)));
-    return error.exitCode;
-  }
-  process.stderr.write(safeOutput(formatInternalError(error)));
-  return 70;
+  if (json) process.stdout.write(safeOutput(JSON.stringify(errorJson(error), null, json === "pretty" ? 2 : undefined) + "\n"));
+  process.stderr.write(safeOutput(formatError(error)));
+  return exitCodeOf(error);
 }
 
 // A reader that leaves early (uuldana … | head) or a terminal that is gone is no error of the command: what is left
@@ -258,7 +287,8 @@ for (const stream of [process.stdout, process.stderr]) {
     if (error.code !== "EPIPE" && error.code !== "EIO" && !process.exitCode) process.exitCode = 1;
   });
 }
-// the last line of defence: whatever ends the process, the user's terminal leaves raw mode, and one that is gone is let go
+// Process-level handlers and the exit code belong here: the layers below hand back results or throw UuldanaErrors,
+// and their last chances before exit (the user's terminal, cooldowns not written yet) are called from this file.
 process.on("exit", () => {
   restoreTerminal();
   releaseLostTerminal();

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 
-import { formatError } from "../base/errors.js";
+import { UuldanaError, formatError } from "../base/errors.js";
 import type { Context } from "../config/context.js";
 import { loadManifestFile } from "../registry/manifest.js";
 import { listManifestFiles } from "../registry/packs.js";
@@ -61,7 +61,7 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
     }
   }
   for (const folder of empty) {
-    stderr += `uuldana: no manifest files found in ${folder}: it is a folder with no .json files in it\nhint: name manifest files, or folders that hold them\n`;
+    stderr += formatError(new UuldanaError("E_USAGE", `no manifest files found in ${folder}: it is a folder with no .json files in it`, { hint: "name manifest files, or folders that hold them" }));
   }
   if (empty.length > 0) return result(stdout, stderr, 2);
   return result(stdout, stderr, invalid > 0 ? 1 : 0);

@@ -1,3 +1,4 @@
+import { UuldanaError } from "../base/errors.js";
 import type { Context } from "../config/context.js";
 import { stopGroupNow } from "../host/stop.js";
 import { formatInstant } from "../session/eligibility.js";
@@ -39,7 +40,7 @@ export function showSession(context: Context, id: string, options: { json?: bool
 export function stopSession(context: Context, id: string): CommandResult {
   const session = findSession(context.dirs.data, id);
   const { agent } = session;
-  if (!agent) return result("", `uuldana: ${whyNotOrphaned(session)}\n`, 1);
+  if (!agent) throw new UuldanaError("E_SESSION_NOT_ORPHANED", whyNotOrphaned(session), { exitCode: 1 });
   const step = stopGroupNow(agent.pid, STOP_STEP_MS);
   const journal = new Journal(context.dirs.data, id);
   try {

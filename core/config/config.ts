@@ -124,7 +124,7 @@ async function readUserConfig(file: string, required: boolean): Promise<RawConfi
     // "is a folder", "is a named pipe", "is a symbolic link that loops": something other than a file is there
     const notAFile = error.reason.startsWith("is ");
     const hint = !notAFile ? error.fix : required ? `give --config a JSON file; ${error.fix}` : `config.json must be a JSON file: ${error.fix} (without it uuldana uses its defaults)`;
-    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file}: it ${error.reason}`, { hint });
+    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file}: it ${error.reason}`, { hint, cause: error.cause });
   }
   const data = parseJson(text, file);
   assertValid(data, file);
@@ -272,6 +272,7 @@ async function checkProjectPlaces(dir: string): Promise<void> {
     if (problem) {
       throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read project config ${problem.file}: it ${problem.reason}`, {
         hint: `a project config must be a JSON file: ${problem.fix}`,
+        cause: problem.cause,
       });
     }
   }

@@ -46,18 +46,24 @@ export async function loadAdapter(record: ManifestRecord): Promise<ProviderAdapt
   const relative = record.manifest?.adapter;
   if (!relative) return undefined;
   const file = resolve(dirname(record.file), relative);
-  const fail = (problem: string, cause?: unknown): UuldanaError =>
-    new UuldanaError("E_MANIFEST_INVALID", `the adapter of provider "${record.manifest!.id}" ${problem}`, {
-      details: [`  adapter: ${file}`, `  manifest: ${record.file}`],
+  const details = [`  adapter: ${file}`, `  manifest: ${record.file}`];
+  const fail = (problem: string): UuldanaError =>
+    new UuldanaError("E_ADAPTER_INVALID", `the adapter of provider "${record.manifest!.id}" ${problem}`, {
+      details,
       hint: "an adapter's default export is a plain object whose values are functions (use defineProvider)",
       exitCode: 1,
-      cause,
     });
   let loaded: { default?: unknown };
   try {
     loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    throw fail(`could not be loaded (${(error as Error).message})`, error);
+    // what import() said (a syntax error, a module it imports that is missing) is the cause, printed below
+    throw new UuldanaError("E_ADAPTER_UNLOADABLE", `the adapter of provider "${record.manifest!.id}" could not be loaded`, {
+      details,
+      hint: 'fix what the cause says in the adapter file, or remove "adapter" from the manifest',
+      exitCode: 1,
+      cause: error,
+    });
   }
   const adapter = loaded.default;
   if (typeof adapter !== "object" || adapter === null || Array.isArray(adapter)) {

@@ -19,6 +19,7 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
     const failure = new UuldanaError("E_MANIFEST_UNREADABLE", `cannot read manifest ${file}: it ${error.reason}`, {
       hint: error.missing ? "check that the file exists and is readable" : `a manifest is a .json file: ${error.fix}`,
       exitCode: 1,
+      cause: error.cause,
     });
     return { file, source, error: failure };
   }

@@ -18,7 +18,7 @@ export interface Pack {
 export async function resolvePack(spec: string, configDir: string, env: Env = process.env): Promise<Pack> {
   const folder = isPathSpec(spec) ? resolve(configDir, expandHome(spec, env)) : await findPackage(spec, configDir);
   if (!folder) {
-    throw new UuldanaError("E_MANIFEST_UNREADABLE", `provider pack "${spec}" is not installed`, {
+    throw new UuldanaError("E_PACK_NOT_INSTALLED", `provider pack "${spec}" is not installed`, {
       hint: `install it with "npm install --prefix ${configDir} ${spec}", or next to uuldana with "npm install -g ${spec}"`,
       exitCode: 1,
     });
@@ -32,13 +32,14 @@ export async function resolvePack(spec: string, configDir: string, env: Env = pr
     if (error instanceof UuldanaError) throw error;
     if (!(error instanceof FileProblem)) throw error;
     const why = error.missing ? `has no readable package.json in ${folder}` : `cannot be read: ${packageFile} ${error.reason}`;
-    throw new UuldanaError("E_MANIFEST_UNREADABLE", `provider pack "${spec}" ${why}`, {
+    throw new UuldanaError("E_PACK_UNREADABLE", `provider pack "${spec}" ${why}`, {
       hint: "a pack is an npm package whose package.json has \"uuldana\": {\"manifests\": [...]}",
       exitCode: 1,
+      cause: error.cause,
     });
   }
   if (!Array.isArray(declared) || declared.length === 0 || !declared.every((m) => typeof m === "string")) {
-    throw new UuldanaError("E_MANIFEST_INVALID", `provider pack "${spec}" declares no manifests in ${packageFile}`, {
+    throw new UuldanaError("E_PACK_INVALID", `provider pack "${spec}" declares no manifests in ${packageFile}`, {
       hint: "add \"uuldana\": {\"manifests\": [\"manifests\"]} to its package.json (files or folders of .json manifests)",
       exitCode: 1,
     });
@@ -64,6 +65,7 @@ export async function listManifestFiles(path: string): Promise<string[]> {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw new UuldanaError("E_MANIFEST_UNREADABLE", `cannot list the manifests in ${path} (${code})`, {
       hint: "check the folder's permissions: uuldana must be able to list it",
+      cause: error,
     });
   }
   return names

@@ -58,7 +58,7 @@ export function strayFlagReason(flag: string, manifest: Manifest, level: Level):
 
 // The usage error for a permission flag among the arguments after --.
 export function strayFlagError(flag: string, entry: string, manifest: Manifest, level: Level, configFile: string): UuldanaError {
-  return new UuldanaError("E_USAGE", `the arguments after -- carry the permission flag "${flag}", which is not the level's own (${entry} at ${level}: ${levelFlags(manifest, level)})`, {
+  return new UuldanaError("E_PERMISSION_FLAG", `the arguments after -- carry the permission flag "${flag}", which is not the level's own (${entry} at ${level}: ${levelFlags(manifest, level)})`, {
     hint: canGoHigher(manifest, level)
       ? `remove it; to let agents do more, raise "ceiling" in ${configFile} (--ceiling can only lower it)`
       : `remove it: ${level} is the most ${manifest.id} enforces`,

@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import { FileProblem, readRegularFile, removeLeftovers } from "../base/files.js";
 import { findDuplicateKeys, JsonTooDeep, type DuplicateKey } from "../base/json.js";
 import { acquireLock } from "./lock.js";
-import { safeOutput } from "../base/safe-text.js";
 
 // One resting entry, as stored in cooldowns.json.
 export interface Cooldown {
@@ -63,7 +62,7 @@ export function restingUntil(table: CooldownTable, key: string, now: Date): Date
 // Changes the table under its lock (see lock.ts): re-reads it, applies the change, drops expired rows, writes the
 // new table inside the lock folder and renames it over the old one once the lock is still ours. Waits for
 // another writer at most waitMs: then the change is kept, said so once, and written at the next update, by a
-// retry in the background, or before the process exits — a failover never waits longer than that.
+// retry in the background, or by writePendingCooldowns before the process exits — a failover never waits longer.
 export async function updateCooldowns(
   dataDir: string,
   change: CooldownChange,
@@ -85,6 +84,23 @@ export async function updateCooldowns(
   });
 }
 
+// The last chance for changes not written yet, called by the CLI once its command is done: one more try each, and
+// for what still cannot be written, a notice to print (nobody else is left to tell).
+export async function writePendingCooldowns(): Promise<string[]> {
+  const notices: string[] = [];
+  for (const [file, changes] of [...pending]) {
+    clearTimeout(retries.get(file));
+    retries.delete(file);
+    const outcome = await inTurn(file, () => writeTable(file, changes, new Date(), LOCK_WAIT_MS));
+    pending.delete(file);
+    if (!outcome.written) {
+      const what = changes.length === 1 ? "a change" : `${changes.length} changes`;
+      notices.push(`${what} to the cooldown table could not be written before exit: ${outcome.notice}`);
+    }
+  }
+  return notices;
+}
+
 // --- internal ---
 
 // changes not written yet, by table file, in the order they were made
@@ -92,7 +108,6 @@ const pending = new Map<string, CooldownChange[]>();
 // one write at a time per table in this process
 const turns = new Map<string, Promise<unknown>>();
 const retries = new Map<string, NodeJS.Timeout>();
-let flushAtExit = false;
 
 function inTurn<T>(file: string, work: () => Promise<T>): Promise<T> {
   const next = (turns.get(file) ?? Promise.resolve()).then(work, work);
@@ -112,26 +127,9 @@ function scheduleRetry(file: string, attempt: number): void {
         else scheduleRetry(file, attempt + 1);
       });
     }, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
-    // a retry never keeps uuldana running: the last chance is just before the process exits
+    // a retry never keeps uuldana running: the last chance is writePendingCooldowns, just before the process exits
     timer.unref();
     retries.set(file, timer);
-  }
-  if (flushAtExit) return;
-  flushAtExit = true;
-  process.once("beforeExit", () => void writePendingAtExit());
-}
-
-// At exit no caller is left to tell: what still cannot be written is said on stderr, the one place left.
-async function writePendingAtExit(): Promise<void> {
-  for (const [file, changes] of [...pending]) {
-    clearTimeout(retries.get(file));
-    retries.delete(file);
-    const outcome = await inTurn(file, () => writeTable(file, changes, new Date(), LOCK_WAIT_MS));
-    pending.delete(file);
-    if (!outcome.written) {
-      const what = changes.length === 1 ? "a change" : `${changes.length} changes`;
-      process.stderr.write(safeOutput(`uuldana: ${what} to the cooldown table could not be written before exit: ${outcome.notice}\n`));
-    }
   }
 }
 

@@ -22,8 +22,9 @@ export class Journal {
     } catch (error) {
       // a data folder uuldana may not write (its permissions, a read-only or full disk): no session can be kept
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new UuldanaError("E_USAGE", `cannot write the session journal ${this.file} (${code})`, {
+      throw new UuldanaError("E_JOURNAL_UNWRITABLE", `cannot write the session journal ${this.file} (${code})`, {
         hint: code === "EACCES" || code === "EPERM" ? "uuldana must be able to write its data folder: check its owner and permissions" : "check the data folder and the disk that holds it",
+        cause: error,
       });
     }
     // a journal whose last line a crash tore (kill -9 mid-write) loses that part-line, which nothing can read, so
@@ -140,7 +141,7 @@ export function checkSessionsFolder(dataDir: string): boolean {
     const code = (error as NodeJS.ErrnoException).code;
     const blocking = code === "ENOTDIR" ? fileOnPath(folder) : undefined;
     if (blocking) throw notAFolder(folder, `cannot be made: ${blocking} is a file, not a folder`, `move it away (mv "${blocking}" "${blocking}.old"), or set UULDANA_DATA_DIR to a folder`);
-    if (code !== "ENOENT") throw notAFolder(folder, `cannot be read (${code})`, "check the folder's permissions");
+    if (code !== "ENOENT") throw notAFolder(folder, `cannot be read (${code})`, "check the folder's permissions", error);
     if (!isSymlink(folder)) return false;
     throw notAFolder(folder, `is a symlink to ${readlinkSync(folder)}, which does not exist`, `remove the symlink (rm "${folder}") or make the folder it names; uuldana keeps its sessions there`);
   }
@@ -174,6 +175,6 @@ function isSymlink(path: string): boolean {
   }
 }
 
-function notAFolder(folder: string, is: string, hint: string): UuldanaError {
-  return new UuldanaError("E_USAGE", `${folder} ${is}: uuldana keeps its sessions in this folder`, { hint });
+function notAFolder(folder: string, is: string, hint: string, cause?: unknown): UuldanaError {
+  return new UuldanaError("E_SESSIONS_FOLDER_UNUSABLE", `${folder} ${is}: uuldana keeps its sessions in this folder`, { hint, cause });
 }

@@ -44,12 +44,12 @@ export function sessionToResume(dataDir: string, id: string | undefined, cwd: st
     const named = /^[0-9a-z]+$/.test(id) ? sessions.find((session) => session.summary.id === id) : undefined;
     if (!named) throw new UuldanaError("E_USAGE", `no session "${id}"`, { hint: 'run "uuldana sessions" to see the sessions' });
     const why = whyNotResumable(named);
-    if (why) throw new UuldanaError("E_USAGE", why.message, { hint: why.hint });
+    if (why) throw new UuldanaError("E_SESSION_NOT_RESUMABLE", why.message, { hint: why.hint });
     return named.summary;
   }
   const resumable = sessions.filter((session) => !whyNotResumable(session));
   const chosen = resumable.find((session) => session.summary.cwd === cwd) ?? resumable[0];
-  if (!chosen) throw new UuldanaError("E_USAGE", "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
+  if (!chosen) throw new UuldanaError("E_NOTHING_TO_RESUME", "no session to resume", { hint: 'run "uuldana sessions" to see the sessions' });
   return chosen.summary;
 }
 
