@@ -10,6 +10,10 @@ import { makeSandbox, root, runBin, runFile, type Run } from "./helpers.js";
 // bin npm put on PATH. npm outside this project does not read its allowScripts, and node-pty has no prebuilt binary
 // for Linux, so whether the install compiled node-pty depends on the npm at hand; either way, run must say what to do.
 // Only Linux: elsewhere node-pty ships prebuilt binaries and the messages below differ.
+// what run says on a machine with no agent CLI and no config
+const NO_PROVIDER =
+  'uuldana: no entry can run: no provider is listed in config.json and none is installed [E_NO_ELIGIBLE_ENTRY]\nhint: install an agent CLI, or list one in config.json; "uuldana providers list --all" shows every known provider\n';
+
 describe.skipIf(process.platform !== "linux")("uuldana installed from its packed tarball with npm install -g", () => {
   const work = mkdtempSync(join(tmpdir(), "uuldana-install-"));
   const prefix = join(work, "prefix");
@@ -55,7 +59,7 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
 
   it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {
     const run = await uuldana(["run"]);
-    if (builtByInstall) expect(run).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+    if (builtByInstall) expect(run).toEqual({ code: 1, stdout: "", stderr: NO_PROVIDER });
     else expect(run.stderr.split("\n")[0]).toBe("uuldana: the terminal module node-pty could not be loaded, so no agent can run [E_PTY_UNAVAILABLE]");
   });
 
@@ -82,7 +86,7 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     const rebuild = await runFile("sh", ["-c", command!], { cwd: work, env: npmEnv() });
     expect(rebuild.code, rebuild.stderr).toBe(0);
     expect(existsSync(join(nodePty, "build", "Release", "pty.node"))).toBe(true);
-    expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: "uuldana: no entry can run: no provider is listed in config.json and none is installed\n" });
+    expect(await uuldana(["run"])).toEqual({ code: 1, stdout: "", stderr: NO_PROVIDER });
   }, 180_000);
 
   it("plays the demo from the installed package", async () => {

@@ -146,7 +146,7 @@ describe("an entry whose own args carry a permission flag", () => {
     const list = await sandbox.run(["providers", "list", "--json"]);
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout)[0]).toMatchObject({ entry: id, installed: true, level: null, eligible: false, reasons: [reason] });
-    expect(await sandbox.run(["run"])).toEqual({ code: 1, stdout: "", stderr: `uuldana: no entry can run under the ceiling ask:\n  ${id}: ${reason}\n` });
+    expect(await sandbox.run(["run"])).toEqual({ code: 1, stdout: "", stderr: `uuldana: no entry can run under the ceiling ask [E_NO_ELIGIBLE_ENTRY]\n  ${id}: ${reason}\n` });
   });
 
   it("is skipped for the next entry, and the journal keeps why", async () => {

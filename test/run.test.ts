@@ -236,7 +236,7 @@ describe("uuldana run without a terminal", () => {
     const run = spawnSync(process.execPath, [bin, "run"], { cwd: sandbox.project, env: sandbox.env, encoding: "utf8" });
     expect(run.stderr).toBe(
       [
-        "uuldana: no entry can run under the ceiling read-only:",
+        "uuldana: no entry can run under the ceiling read-only [E_NO_ELIGIBLE_ENTRY]",
         '  nosuch: unknown provider "nosuch": no valid manifest has this id',
         '  line: refused: cannot run within the ceiling "read-only" (it enforces only ask)',
         "",
@@ -461,10 +461,10 @@ describe("failover chains and ends", () => {
     const shown = `${until.slice(0, 16).replace("T", " ")} UTC`;
     expect(run.stderr).toBe(
       [
-        "uuldana: no entry can run under the ceiling ask:",
+        "uuldana: no entry can run under the ceiling ask [E_NO_ELIGIBLE_ENTRY]",
         `  limit: resting until ${shown}`,
         `  line: resting until ${shown}`,
-        `The first resting entry returns in 90 minutes (${shown}).`,
+        `hint: the first resting entry returns in 90 minutes (${shown})`,
         "",
       ].join("\n"),
     );

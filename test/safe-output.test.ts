@@ -89,7 +89,7 @@ describe("a cloned repository's project config naming hostile provider ids", () 
     expect(list.stderr).toBe([...notes, ""].join("\n"));
     const run = await sandbox.run(["run"]);
     expectSafe(run);
-    expect(run.stderr).toBe([...notes, "uuldana: no entry can run: no provider is listed in config.json and none is installed", ""].join("\n"));
+    expect(run.stderr).toBe([...notes, "uuldana: no entry can run: no provider is listed in config.json and none is installed [E_NO_ELIGIBLE_ENTRY]", 'hint: install an agent CLI, or list one in config.json; "uuldana providers list --all" shows every known provider', ""].join("\n"));
     expect(run.code).toBe(1);
   });
 
@@ -99,7 +99,7 @@ describe("a cloned repository's project config naming hostile provider ids", () 
     expectSafe(run);
     expect(run.stderr).toBe(
       [
-        "uuldana: no entry can run under the ceiling ask:",
+        "uuldana: no entry can run under the ceiling ask [E_NO_ELIGIBLE_ENTRY]",
         '  evil\\u001b]52;c;ZXZpbA==\\u0007: unknown provider "evil\\u001b]52;c;ZXZpbA==\\u0007": no valid manifest has this id',
         '  wipe\\u001b[2J: unknown provider "wipe\\u001b[2J": no valid manifest has this id',
         '  title\\u001b]0;pwned\\u0007: unknown provider "title\\u001b]0;pwned\\u0007": no valid manifest has this id',

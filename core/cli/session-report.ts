@@ -1,9 +1,10 @@
+import { UuldanaError, formatError } from "../base/errors.js";
 import { escapeControls, safeOutput } from "../base/safe-text.js";
 import type { Context } from "../config/context.js";
 import { formatDuration } from "../base/time.js";
 import { describeIgnored } from "../reader/detector.js";
 import { formatInstant } from "../session/eligibility.js";
-import type { LimitEvent, RunReport, SessionEvent, SessionResult } from "../session/result.js";
+import type { LimitEvent, NothingCanRun, RunReport, SessionEvent, SessionResult } from "../session/result.js";
 import { runSession, type SessionOptions } from "../session/session.js";
 import { result, type CommandResult } from "./result.js";
 
@@ -35,18 +36,7 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
 // What uuldana says when the session has ended: what was ignored or left running, then how it ended.
 export function describeEnding(result: SessionResult): string {
   const moved = result.runs.findLast((run) => run.limit?.action === "failover");
-  if (result.ending === "no-entry") {
-    const lines = moved ? [`uuldana: ${gone(moved, moved.limit!)}.`] : [];
-    const facts = result.nothingCanRun!;
-    if (facts.entries.length === 0) return [...lines, "uuldana: no entry can run: no provider is listed in config.json and none is installed"].join("\n") + "\n";
-    lines.push(`uuldana: no entry can run under the ceiling ${facts.ceiling}:`);
-    for (const { entry, reasons } of facts.entries) lines.push(`  ${escapeControls(entry)}: ${reasons.join("; ") || "already tried in this session"}`);
-    if (facts.firstReturn) {
-      const minutes = Math.max(1, Math.ceil((facts.firstReturn.getTime() - Date.now()) / 60_000));
-      lines.push(`The first resting entry returns in ${minutes} minute${minutes === 1 ? "" : "s"} (${formatInstant(facts.firstReturn)}).`);
-    }
-    return lines.join("\n") + "\n";
-  }
+  if (result.ending === "no-entry") return (moved ? `uuldana: ${gone(moved, moved.limit!)}.\n` : "") + formatError(noEntryError(result.nothingCanRun!));
   const last = result.runs.at(-1);
   // a signal between runs: before the first, after a failover, or after a start that failed
   if (!last || (result.ending === "signal" && (last.limit?.action === "failover" || last.end === "failed-start"))) {
@@ -61,6 +51,21 @@ export function describeEnding(result: SessionResult): string {
 }
 
 // --- internal ---
+
+// Why no entry can run, as an error of its own: one detail line per entry, and when the first resting one returns.
+function noEntryError(facts: NothingCanRun): UuldanaError {
+  if (facts.entries.length === 0) {
+    return new UuldanaError("E_NO_ELIGIBLE_ENTRY", "no entry can run: no provider is listed in config.json and none is installed", {
+      hint: 'install an agent CLI, or list one in config.json; "uuldana providers list --all" shows every known provider',
+    });
+  }
+  const details = facts.entries.map(({ entry, reasons }) => `  ${escapeControls(entry)}: ${reasons.join("; ") || "already tried in this session"}`);
+  const minutes = facts.firstReturn ? Math.max(1, Math.ceil((facts.firstReturn.getTime() - Date.now()) / 60_000)) : undefined;
+  return new UuldanaError("E_NO_ELIGIBLE_ENTRY", `no entry can run under the ceiling ${facts.ceiling}`, {
+    details,
+    ...(facts.firstReturn ? { hint: `the first resting entry returns in ${minutes} minute${minutes === 1 ? "" : "s"} (${formatInstant(facts.firstReturn)})` } : {}),
+  });
+}
 
 function opening(run: RunReport, previous: RunReport | undefined): string {
   const starting = `${run.entry} (${run.name} ${run.version ?? ""}) at ${run.level}${run.prompted ? " with the conversation so far" : ""}`;
