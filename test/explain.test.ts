@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterAll, describe, expect, it } from "vitest";
@@ -85,6 +85,26 @@ describe("uuldana explain", () => {
     expect(JSON.parse(plain.stdout).stop).toBe(false);
     const run = await sandbox.run(["explain", NOW, "--json", "--provider", "wordy", "The well has run dry. Come back tomorrow."], { env });
     expect(JSON.parse(run.stdout)).toMatchObject({ stop: true, reasons: ['the provider\'s limit phrase matches ("The well has run dry")', "is a short message"] });
+  });
+
+  it("reads a limit that names a model the built-in agents offer, or --provider's manifest names, as that model's", async () => {
+    const kind = async (text: string, ...more: string[]): Promise<string> => JSON.parse((await sandbox.run(["explain", NOW, "--json", ...more, text], { env })).stdout).kind;
+    expect(await kind("You've hit your Opus limit · resets Oct 9, 10am (America/New_York)")).toBe("per-model");
+    expect(await kind("Usage limit reached for gemini-2.5-pro.")).toBe("per-model");
+    // reading manifests imports no adapter: this one would leave a file behind
+    const imported = join(sandbox.dir, "adapter-imported");
+    sandbox.write("config/providers/quill.mjs", `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(imported)}, "");\nexport default {};\n`);
+    sandbox.write("config/providers/quill.json", {
+      id: "quill",
+      name: "Quill",
+      executables: ["quill"],
+      version: { args: ["--version"], pattern: "(\\S+)" },
+      models: { names: ["nib"] },
+      adapter: "./quill.mjs",
+    });
+    expect(await kind("You've hit your Nib limit · resets Oct 9, 10am (America/New_York)")).toBe("unknown");
+    expect(await kind("You've hit your Nib limit · resets Oct 9, 10am (America/New_York)", "--provider", "quill")).toBe("per-model");
+    expect(existsSync(imported)).toBe(false);
   });
 
   it("exits 2 for a --now that is not a date", async () => {

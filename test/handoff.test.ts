@@ -4,6 +4,8 @@ import { Detector } from "../core/reader/detector.js";
 import { buildHandoff } from "../core/session/handoff.js";
 import { classifyText } from "../core/reader/reader.js";
 import { Redactor } from "../core/config/redaction.js";
+import { compileLinePatterns } from "../core/registry/line-patterns.js";
+import { loadBuiltInManifests } from "../core/registry/registry.js";
 
 const part = {
   entry: "claude-work",
@@ -226,5 +228,81 @@ describe("what the handoff hands on", () => {
     const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 100_000, transcriptFile: "t", redact: (text) => redactor.redact(text) });
     expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "> use [redacted]", "The key is [redacted], in the settings."]);
     expect(handoff.prompt.endsWith("> use [redacted]\nThe key is [redacted], in the settings.\n")).toBe(true);
+  });
+});
+
+// each built-in agent's own interface, as its manifest's chrome patterns describe it
+const manifests = new Map((await loadBuiltInManifests()).map((manifest) => [manifest.id, manifest]));
+
+describe("the handoff without chrome", () => {
+  const chromeOf = (id: string): ((line: string) => boolean) | undefined => compileLinePatterns(manifests.get(id)!.chrome);
+  const transcriptOf = (part: { entry: string; name: string; conversation: string[]; chrome?: (line: string) => boolean }): string[] =>
+    buildHandoff({ parts: [{ ...part, conversation: part.conversation.join("\n") }], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1);
+
+  it.each([
+    {
+      id: "claude-code",
+      conversation: [
+        "❯ add a test for the empty input",
+        "● Added the test; all 42 pass.",
+        "✻ Crunching… (12s · esc to interrupt)",
+        "  ⎿  Read 212 lines (ctrl+o to expand)",
+        "╭──────────────────────╮",
+        "│ >                    │",
+        "╰──────────────────────╯",
+        "  ? for shortcuts · ← for agents",
+        "  ⏵⏵ accept edits on (shift+tab to cycle)",
+        "  Context left until auto-compact: 12%",
+      ],
+      kept: ["❯ add a test for the empty input", "● Added the test; all 42 pass."],
+    },
+    {
+      id: "codex",
+      conversation: [
+        "› explain the parser",
+        "• The parser reads one line at a time.",
+        "• Working (8s • esc to interrupt)",
+        "› Ask Codex to do anything",
+        "  ? for shortcuts                                      100% context left",
+      ],
+      kept: ["› explain the parser", "• The parser reads one line at a time."],
+    },
+    {
+      id: "gemini",
+      conversation: [
+        "> explain the parser",
+        "✦ The parser reads one line at a time.",
+        "⠏ Thinking... (esc to cancel, 3s)",
+        "╭────────────────────────────────────────╮",
+        "│ >   Type your message or @path/to/file │",
+        "╰────────────────────────────────────────╯",
+        " Shift+Tab to accept edits",
+      ],
+      kept: ["> explain the parser", "✦ The parser reads one line at a time."],
+    },
+  ])("leaves out the footers, hints and input box that the manifest of $id describes", ({ id, conversation, kept }) => {
+    expect(transcriptOf({ entry: id, name: manifests.get(id)!.name, conversation, chrome: chromeOf(id) })).toEqual(kept);
+  });
+
+  it("leaves out, for an agent nobody described, lines without words and lines of keyboard hints only", () => {
+    const conversation = [
+      "> which keys stop it?",
+      "Press esc to interrupt it, or type ? for shortcuts.",
+      "Press Ctrl+C again to exit.",
+      "Enter to confirm · Esc to cancel",
+      "(ctrl+x to quit)",
+      "  ❯  ",
+      "  ⠋⠙⠹",
+      "│                │",
+      "? for shortcuts",
+      "✻ Crunching… (12s · esc to interrupt)",
+    ];
+    // what one agent draws in particular stays, for an agent whose manifest does not say it is chrome
+    expect(transcriptOf({ entry: "plan", name: "Stand-in plan", conversation })).toEqual([
+      "> which keys stop it?",
+      "Press esc to interrupt it, or type ? for shortcuts.",
+      "? for shortcuts",
+      "✻ Crunching… (12s · esc to interrupt)",
+    ]);
   });
 });

@@ -19,6 +19,10 @@ const cases: [string, string][] = [
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
   ],
   [
+    "chrome-broken-regex",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /chrome/0 (chrome[0]): is not a valid regular expression (/(esc to interrupt/: Unterminated group)\n    value: \"(esc to interrupt\"\n    allowed: a JavaScript regular expression\n    hint: Lines that are the agent's own interface, not conversation (banners, footers, hints, input box, status line): regular expressions, each matched against one line (at most its first 500 characters); such lines are left out of the next agent's prompt.\n",
+  ],
+  [
     "executable-with-folder",
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /executables/0 (executables[0]): does not have the expected form\n    value: \"/usr/bin/stand-in\"\n    allowed: text matching ^[^/\\\\]+$\n    hint: Executable names to look for on PATH, first found wins (for example [\"claude\"]).\n",
   ],

@@ -32,4 +32,15 @@ describe("the reader on hostile text", () => {
     expect(verdict.stop).toBe(false);
     expect(verdict.reasons).toEqual(['"limit reached" is about an allowance running out', "not a stop: too little around it (score 3, a stop needs 4)"]);
   });
+
+  it.each([
+    ["100,000 border characters before a message", `${"│".repeat(100_000)} You've hit your usage limit · resets 3pm (UTC)`, true],
+    ["a bar of 100,000 blocks before a message", `${"█".repeat(100_000)} You've hit your usage limit · resets 3pm (UTC)`, false],
+    ["100,000 bullets before a message", `${"● ".repeat(50_000)}You've hit your usage limit · resets 3pm (UTC)`, true],
+    ["a 100 KB token of hyphenated words", `You've hit your usage limit · resets 3pm (UTC) ${"model-x".repeat(15_000)}-`, true],
+  ])("reads %s in time proportional to its length", (_what, text, stop) => {
+    const started = performance.now();
+    expect(classifyText(text, { now, timeZone: "UTC", models: ["opus", "pro"] }).stop).toBe(stop);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });

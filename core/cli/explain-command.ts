@@ -5,7 +5,7 @@ import { UuldanaError } from "../base/errors.js";
 import { formatInstant } from "../session/eligibility.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { classifyText, type ReaderOptions, type Verdict } from "../reader/reader.js";
-import { loadRegistry } from "../registry/registry.js";
+import { loadBuiltInManifests, loadRegistry } from "../registry/registry.js";
 import { result, type CommandResult } from "./result.js";
 import { formatWait } from "../base/time.js";
 
@@ -34,6 +34,9 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
     throw new UuldanaError("E_USAGE", `--now ${options.now}: not a date and time`, { hint: "give an ISO 8601 instant, for example 2026-11-30T12:00:00Z" });
   }
   const reader: ReaderOptions = { now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  // the models the built-in agents offer, so that a limit naming one is read as that model's
+  const models = new Set((await loadBuiltInManifests()).flatMap((manifest) => manifest.models?.names ?? []));
+  reader.models = [...models];
   if (options.provider && context) {
     const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
     const record = registry.providers.get(options.provider);
@@ -43,6 +46,7 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
       });
     }
     reader.phrases = (record.manifest.limit_phrases ?? []).map(compilePhrase);
+    reader.models = [...new Set([...models, ...(record.manifest.models?.names ?? [])])];
   }
   return reader;
 }

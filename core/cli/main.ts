@@ -92,7 +92,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .option("--json", "print the verdict as one JSON document")
     .option("--jsonl", "read one JSON string per input line, print one verdict per line")
     .option("--now <iso>", "read times as if it were this instant (the TZ variable sets the zone)")
-    .option("--provider <id>", "also use this provider's limit_phrases")
+    .option("--provider <id>", "also use this provider's limit_phrases and model names")
     .exitOverride()
     .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
       wantsJson(options);

@@ -1,4 +1,7 @@
 import { stripEscapes } from "../base/ansi.js";
+import { ALLOWANCE_CODES, ALLOWANCE_ERROR_NAMES, CREDIT_CODES, OVERLOADED_STATUSES } from "./error-codes.js";
+import { BORDER, MARKER } from "./glyphs.js";
+import { modelPatterns, type ModelPatterns } from "./model-names.js";
 import { parseResetTime } from "./reset-time.js";
 
 // The general reader: tells text that says a usage allowance is gone from everything else. Pure: no I/O, and the
@@ -23,16 +26,22 @@ export interface ReaderOptions {
   timeZone: string;
   // a provider's own wording (compiled limit_phrases)
   phrases?: readonly RegExp[];
+  // bare model names the known agents offer (their manifests' models.names): a limit that names one is that model's,
+  // and an agent that says it switched to one carries on; pass the same array each call (compiled once per array)
+  models?: readonly string[];
   // a provider adapter's classifier, weighed together with the general reader, never instead of it
   provider?: (text: string) => { stop: boolean; reason: string } | undefined;
 }
 
 export const STOP_SCORE = 4;
 
+// A text as regular-expression source that matches it literally.
+const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 // Words that say an allowance is used up, and words that name one.
 const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit)(?=\W|$)/g;
 const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan))\b/g;
-const CODES = /\b(?:insufficient_(?:quota|credits|balance|funds)|usage_limit_(?:reached|exceeded)|quota_exceeded|resource_exhausted|billing_hard_limit_reached|credit_balance_too_low|out_of_credits|quotafailure|(?:Quota|Usage)(?:Limit|Exceeded|Exhausted)(?:Error|Exception)?)\b/i;
+const CODES = new RegExp(`\\b(?:${[...ALLOWANCE_CODES.map(literal), ALLOWANCE_ERROR_NAMES].join("|")})\\b`, "i");
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
 const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
 // "add credits to continue": the allowance is gone even when no word says so
@@ -40,13 +49,14 @@ const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?cred
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
 const JSON_BODY = /[{,]\s*["']?(?:message|error|type|code|status)["']?\s*:/;
 
-const KINDS: [LimitKind, RegExp][] = [
+const KINDS: [LimitKind, RegExp | undefined][] = [
   ["weekly", /\b(?:weekly|week|7[- ]day|seven[- ]day)\b/i],
   ["session", /\b(?:5[- ]?hours?|five[- ]hour|5h|session)\b/i],
   ["daily", /\b(?:daily|per day|a day|24[- ]hour|today's)\b/i],
   ["monthly", /\b(?:monthly|month|billing (?:cycle|period))\b/i],
-  ["per-model", /\b(?:opus|sonnet|haiku|gemini-[\w.-]+|gpt-[\w.-]+|o\d-[\w.-]+|model)\b/i],
-  ["credits", /\b(?:credits?|balance|spend|billing|insufficient_quota|funds|payment)\b/i],
+  // the names of models come with the options
+  ["per-model", undefined],
+  ["credits", new RegExp(`\\b(?:credits?|balance|spend|billing|${CREDIT_CODES.map(literal).join("|")}|funds|payment)\\b`, "i")],
 ];
 
 interface Check {
@@ -55,6 +65,7 @@ interface Check {
 
 interface Candidate {
   block: Block;
+  models: ModelPatterns;
   sentence: string;
   // where the sentence and the phrase begin in the block's text
   at: number;
@@ -73,6 +84,8 @@ interface Block {
   line: number;
   // each with its index in the text given
   lines: { raw: string; text: string; index: number }[];
+  // every line as drawn, those that clean to nothing too
+  raws: string[];
 }
 
 // Words without which no text can be a stop: most output is ruled out by this one test.
@@ -151,7 +164,7 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
     score += 2;
     reasons.push(`says when it returns ("${reset.text}")`);
   }
-  if (/\b(?:upgrade|add (?:more )?credits|purchase|buy|billing|plan|wait|try again later|switch (?:to )?(?:a |another )?models?|\/model|\/upgrade|\/usage|\/extra-usage|contact|top up|increase your)\b/i.test(block.text)) {
+  if (/\b(?:upgrade|add (?:more )?credits|purchase|buy|billing|plan|wait|try again later|switch (?:to )?(?:a |another )?models?|contact|top up|increase your)\b|\w\/usage\b/i.test(block.text)) {
     score += 1;
     reasons.push("says what to do about it");
   }
@@ -190,7 +203,7 @@ function messageSpan(candidate: Candidate): { line: number; text: string } {
   // a sentence the agent ended on the same line, just before the message, is its own
   const ended = [...block.text.slice(from, candidate.phraseAt).matchAll(/[.!?]["')\]]?\s+(?=\S)/g)].at(-1);
   if (ended) from += ended.index + ended[0].length;
-  return { line: block.lines[line]!.index, text: block.text.slice(from).replace(/^(?:[⎿■●○◆◇✕✗✘✖⚠️⚠✶✻✽✢·•›❯>▸▶⏺※★☆*]+\s*)+/u, "") };
+  return { line: block.lines[line]!.index, text: block.text.slice(from).replace(MARKS, "") };
 }
 
 function resetOf(text: string, options: ReaderOptions): string | null {
@@ -198,6 +211,7 @@ function resetOf(text: string, options: ReaderOptions): string | null {
 }
 
 function findCandidate(block: Block, options: ReaderOptions): Candidate | undefined {
+  const models = modelPatterns(options.models);
   const sentences = block.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|\s+[·∙•|]\s+/);
   let offset = 0;
   const candidates: Candidate[] = [];
@@ -210,15 +224,15 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
       (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
-    if (code) candidates.push({ block, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
+    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);
-      if (match) candidates.push({ block, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true });
+      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true });
     }
     const pair = MAYBE.test(sentence) ? nearestPair(lower) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
-      candidates.push({ block, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false });
+      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false });
     }
   }
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0];
@@ -251,13 +265,19 @@ function nearestPair(lower: string): { gone: string; allowance: string; start: n
 
 function kindOf(text: string, candidate: Candidate): LimitKind {
   const near = `${candidate.sentence}`;
-  for (const [kind, pattern] of KINDS) if (pattern.test(near)) return kind;
+  const test = (pattern: RegExp | undefined, part: string): boolean => (pattern ?? candidate.models.perModel).test(part);
+  for (const [kind, pattern] of KINDS) if (test(pattern, near)) return kind;
   // elsewhere in the message, credits are usually the remedy offered ("purchase more credits"), not the limit hit
-  for (const [kind, pattern] of KINDS) if (kind !== "credits" && pattern.test(text)) return kind;
+  for (const [kind, pattern] of KINDS) if (kind !== "credits" && test(pattern, text)) return kind;
   return "unknown";
 }
 
 const check = (test: (c: Candidate) => string | undefined): Check => ({ test });
+
+const OVERLOADED = new RegExp(
+  `\\b(?:${OVERLOADED_STATUSES.map(literal).join("|")}|overloaded|high (?:load|demand|traffic)|at capacity|capacity constraints?|temporarily unavailable|service unavailable|server (?:is )?busy|experiencing high)\\b`,
+  "i",
+);
 
 // Each returns why a candidate is not a stop, or undefined.
 const VETOES: Check[] = [
@@ -284,7 +304,7 @@ const VETOES: Check[] = [
     return perMinute || (retry && (wait === undefined || wait < 300)) ? "a rate limit per minute or a throttle that retries" : undefined;
   }),
   check((c) =>
-    /\b(?:529|overloaded|high (?:load|demand|traffic)|at capacity|capacity constraints?|temporarily unavailable|service unavailable|server (?:is )?busy|experiencing high)\b/i.test(c.block.text)
+    OVERLOADED.test(c.block.text)
       ? "a service overloaded for a while"
       : undefined,
   ),
@@ -295,7 +315,7 @@ const VETOES: Check[] = [
       : undefined,
   ),
   check((c) =>
-    /(?<!\b(?:try|consider|or|can|could|please)\s)\b(?:switching|switched|falling back|fell back|fallback|will use|will be used|now using)\b(?:(?![.!?]\s).){0,80}\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite|auto)\b|\bswitching to \w+ and continuing\b|\b(?:model|flash|pro|sonnet|haiku|opus|gpt|lite)\b(?:(?![.!?]\s).){0,40}\b(?:will be used|switched to|instead)\b/i.test(c.block.text) &&
+    switchedModel(c.models).test(c.block.text) &&
     !/\bcontinuing automatically at\b/i.test(c.block.text)
       ? "the agent switched model by itself and carries on"
       : undefined,
@@ -320,7 +340,8 @@ const VETOES: Check[] = [
       : undefined,
   ),
   check((c) =>
-    /[█▓▒░■□▮▯▰▱]{3,}/.test(c.block.text) || /\b\d{1,3}(?:\.\d+)?\s?% (?:used|left|remaining)\b/i.test(c.block.text)
+    // the bar as drawn: a bar at the start of a line is taken off its text with the marker glyphs
+    c.block.raws.some((raw) => /[█▓▒░■□▮▯▰▱]{3,}/.test(raw)) || /\b\d{1,3}(?:\.\d+)?\s?% (?:used|left|remaining)\b/i.test(c.block.text)
       ? "a usage meter"
       : undefined,
   ),
@@ -333,6 +354,22 @@ const VETOES: Check[] = [
         : undefined,
   ),
 ];
+
+const switched = new WeakMap<ModelPatterns, RegExp>();
+
+// The agent says it changed model by itself: switching, falling back or now using a model it names.
+function switchedModel(models: ModelPatterns): RegExp {
+  let pattern = switched.get(models);
+  if (!pattern) {
+    const name = `(?:${models.name})`;
+    pattern = new RegExp(
+      `(?<!\\b(?:try|consider|or|can|could|please)\\s)\\b(?:switching|switched|falling back|fell back|fallback|will use|will be used|now using)\\b(?:(?![.!?]\\s).){0,80}(?:${name}|\\bauto\\b)|\\bswitching to \\w+ and continuing\\b|${name}(?:(?![.!?]\\s).){0,40}\\b(?:will be used|switched to|instead)\\b`,
+      "iu",
+    );
+    switched.set(models, pattern);
+  }
+  return pattern;
+}
 
 // Code has punctuation prose does not: statement ends, braces, arrows, calls, diff and gutter marks, regexes.
 function looksLikeCode(raw: string): boolean {
@@ -385,6 +422,13 @@ function isQuoted(c: Candidate): boolean {
   );
 }
 
+// Marker glyphs before a message: bullets, spinner frames, prompt marks, borders.
+const MARKS = new RegExp(`^(?:${MARKER}+\\s*)+`, "u");
+const MARKED = new RegExp(`^\\s*(?:${MARKER}+\\s*)+`, "u");
+// a line that begins with a marker glyph other than a border, or a dash (after a panel's border), begins a message
+const MESSAGE_START = new RegExp(`^\\s*(?:[\\u2500-\\u257f]\\s*)?(?:(?![${BORDER}])${MARKER}|-)\\s`, "u");
+const BLANK_OR_BORDER = new RegExp(`[\\s${BORDER}]`);
+
 // Groups lines into messages as a person reads them: a message ends at a blank line, after a line that ended a
 // sentence, or where a line begins with a bullet or marker; a phrase wrapped across lines is read whole. Only
 // messages that could be a stop are cleaned (escape sequences, borders, bullets removed).
@@ -393,13 +437,13 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
   const groups: { first: number; raws: string[] }[] = [];
   let group: { first: number; raws: string[] } | undefined;
   rawLines.forEach((raw, index) => {
-    const bare = raw.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, "").replace(/[\s\u2500-\u257f\u2580-\u259f]+$/, "");
+    const bare = trimEndOf(raw.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, ""), BLANK_OR_BORDER);
     if (!bare.replace(/^[\s\u2500-\u257f]+/, "")) {
       group = undefined;
       return;
     }
     const previous = group?.raws[group.raws.length - 1];
-    if (group && previous !== undefined && (/[.!?)]$/.test(previous) || /^\s*(?:[\u2500-\u257f]\s*)?[⎿■●○◆◇✕✗✘✖⚠✶✻✽✢•›❯>▸▶⏺※★☆*-]\s/u.test(bare))) group = undefined;
+    if (group && previous !== undefined && (/[.!?)]$/.test(previous) || MESSAGE_START.test(bare))) group = undefined;
     if (!group) {
       group = { first: index, raws: [] };
       groups.push(group);
@@ -410,19 +454,26 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
   for (const { first, raws } of groups) {
     if (!mayStop(raws.join(" "))) continue;
     const lines = raws.map((raw, index) => ({ raw, text: cleanLine(raw), index: first + index })).filter((line) => line.text);
-    blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines });
+    blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines, raws });
   }
   return blocks;
 }
 
 function cleanLine(raw: string): string {
   // plain ASCII text needs no more than its spaces tidied
-  if (/^[\x20-\x7e]*$/.test(raw) && !/^\s*[>*]/.test(raw)) return raw.replace(/\s+/g, " ").trim();
+  if (/^[\x20-\x7e]*$/.test(raw) && !MARKED.test(raw)) return raw.replace(/\s+/g, " ").trim();
+  // its blanks and borders at the end are off already
   return raw
-    .replace(/[\u2500-\u257f\u2580-\u259f]+\s*$/g, "")
-    .replace(/^\s*[\u2500-\u257f]+/g, "")
-    .replace(/^\s*(?:[⎿■●○◆◇✕✗✘✖⚠️⚠✶✻✽✢·•›❯>▸▶⏺※★☆*]+\s*)+/u, "")
+    .replace(MARKED, "")
     .replace(/[’‘]/g, "'")
     .replace(/\s+/g, " ")
     .trim();
+}
+
+// A text without the run of characters at its end that each pass the test, found from the end: a regular expression
+// anchored at the end would retry at every character of a long run.
+function trimEndOf(text: string, char: RegExp): string {
+  let end = text.length;
+  while (end > 0 && char.test(text[end - 1]!)) end--;
+  return text.slice(0, end);
 }

@@ -56,6 +56,8 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   regex("/version/pattern", manifest.version.pattern, plain);
   if (manifest.prompt?.ready) regex("/prompt/ready", manifest.prompt.ready, plain);
   manifest.limit_phrases?.forEach((phrase, i) => regex(`/limit_phrases/${i}`, phrase, compilePhrase));
+  manifest.chrome?.forEach((pattern, i) => regex(`/chrome/${i}`, pattern, plain));
+  manifest.busy?.forEach((pattern, i) => regex(`/busy/${i}`, pattern, plain));
   const keys = (pointer: string, steps: string[] | undefined): void => {
     steps?.forEach((step, i) => {
       if (parseKeyStep(step)) return;

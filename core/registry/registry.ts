@@ -21,9 +21,7 @@ export interface RegistryOptions {
 
 // Loads built-in manifests, then packs in config order, then drop-ins; a later layer replaces an id with a note.
 export async function loadRegistry(options: RegistryOptions): Promise<Registry> {
-  const layers: { source: ManifestSource; files: Promise<string[]> }[] = [
-    { source: "built-in", files: listManifestFiles(join(packageRoot(), "manifests")) },
-  ];
+  const layers: { source: ManifestSource; files: Promise<string[]> }[] = [{ source: "built-in", files: listManifestFiles(BUILT_IN()) }];
   const broken: ManifestRecord[] = [];
   for (const spec of options.packs) {
     const files = resolvePack(spec, options.configDir, options.env).then(
@@ -69,7 +67,16 @@ export async function loadRegistry(options: RegistryOptions): Promise<Registry> 
   return { providers, broken, notes };
 }
 
+// The built-in manifests alone, the valid ones: what uuldana knows of the agents it ships with. Read only; no adapter
+// is imported.
+export async function loadBuiltInManifests(): Promise<Manifest[]> {
+  const records = await Promise.all((await listManifestFiles(BUILT_IN())).map((file) => loadManifestFile(file, "built-in")));
+  return records.flatMap((record) => (record.manifest ? [record.manifest] : []));
+}
+
 // --- internal ---
+
+const BUILT_IN = (): string => join(packageRoot(), "manifests");
 
 function duplicateError(file: string, id: string, first: string): UuldanaError {
   return manifestError(file, [

@@ -1,5 +1,6 @@
 import { stripEscapes } from "../base/ansi.js";
 import { escapeControls } from "../base/safe-text.js";
+import { MARKER } from "../reader/glyphs.js";
 
 // One run's part of the conversation, for the next agent.
 export interface RunPart {
@@ -10,6 +11,8 @@ export interface RunPart {
   stopText?: string;
   // the handoff prompt this run started with: agents show it back as the user's message, and it is already told
   prompt?: string;
+  // true for a line that is this agent's own interface (its manifest's chrome patterns, its adapter's hook)
+  chrome?: (line: string) => boolean;
 }
 
 export interface HandoffOptions {
@@ -32,14 +35,27 @@ export interface Handoff {
 // The longest single argument the system takes, with room to spare (Linux: 128 KiB; Windows: ~32 K characters).
 export const MAX_PROMPT_CHARS = process.platform === "win32" ? 30_000 : 120_000;
 
-// Lines of agent chrome: input boxes, hints, status bars, borders — not conversation.
-const CHROME = [
-  // lines drawn only with box, block or braille characters: borders, logos, spinners
-  /^[\s\u2500-\u257f\u2580-\u259f\u2800-\u28ff]*$/,
-  /^\s*[›❯>]\s*$/,
-  /\b(?:esc to (?:interrupt|cancel)|\? for shortcuts|shift\+tab to cycle|ctrl\+[a-z] to|for agents|press enter to|type your message)\b/i,
-  /^\s*(?:⏵⏵|⏸)/,
-];
+// A line without words: drawn only with marker glyphs (borders, logos and spinners in braille, an empty input box, a
+// lone prompt mark or bullet).
+const WORDLESS = new RegExp(`^(?:\\s|${MARKER})*$`, "u");
+
+// One keyboard hint: a key, or keys held together, and what it does ("ctrl+o to expand", "Esc to cancel",
+// "Press Ctrl+C again to exit").
+const KEY_HINT = /^(?:press\s+|double[- ]tap\s+)?(?:(?:ctrl|control|alt|option|shift|cmd|command|meta)\s*\+\s*\w+(?:\s*\+\s*\w+)*|esc|escape|enter)\s+(?:again\s+)?to\s+\w[\w' -]{0,40}[.!]?$/i;
+const HINT_SEPARATOR = /\s+[·•|]\s+|\s{2,}/;
+
+// A line that is only keyboard hints, one or several side by side (at most 200 characters are read).
+function isKeyHints(line: string): boolean {
+  const text = line.trim();
+  if (!text || text.length > 200) return false;
+  return text.split(HINT_SEPARATOR).every((hint) => KEY_HINT.test(hint.replace(/^[([]|[)\]]$/g, "")));
+}
+
+// A line of chrome (input boxes, hints, status bars, borders — not conversation): by shapes any agent draws, or by
+// what this agent is known to draw, which comes with its part.
+function isChrome(line: string, part: RunPart): boolean {
+  return WORDLESS.test(line) || isKeyHints(line) || part.chrome?.(line) === true;
+}
 
 // The text the next agent gets: a preamble in uuldana's words, then the conversation of every run so far, without
 // the message that stopped each agent, without chrome, without any escape or control sequence and without secrets.
@@ -69,7 +85,7 @@ function cleanConversation(part: RunPart): string {
   let lines = stripEscapes(part.conversation)
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
     .split("\n")
-    .filter((line) => !CHROME.some((pattern) => pattern.test(line)))
+    .filter((line) => !isChrome(line, part))
     .map(withoutBorders);
   // the message that stopped the agent, and what follows it (the rest of its limit screen, the exit keys at work),
   // are not conversation; everything before it is, even on the line where it begins
@@ -134,9 +150,9 @@ function compact(text: string): string {
   return normalize(text).replace(/ /g, "");
 }
 
-// What normalize turns into a blank: blanks, borders, bullets and prompt marks.
-const SEPARATOR = /[\s\u2500-\u257f⎿■●○◆✕✗✘⚠•›❯>*]/;
-const SEPARATORS = new RegExp(`${SEPARATOR.source}+`, "g");
+// What normalize turns into a blank: blanks and marker glyphs (borders, bullets, prompt marks).
+const SEPARATOR = new RegExp(`\\s|${MARKER}`, "u");
+const SEPARATORS = new RegExp(`(?:\\s|${MARKER})+`, "gu");
 
 function normalize(text: string): string {
   return text
