@@ -1,3 +1,4 @@
+import { SPINNER_FRAME } from "./glyphs.js";
 import type { Verdict } from "./reader.js";
 
 // The streaming detector: fed the lines an agent draws, it decides when a limit message means the agent must be
@@ -41,9 +42,8 @@ interface Candidate {
   lastWork: number;
 }
 
-// glyphs a spinner or a progress bar is drawn with: symbols (braille, geometric shapes, dingbats, blocks, …),
-// math signs, bullets, dots and dashes, and the ASCII spinner's bars
-const GLYPH = /[\p{So}\p{Sm}\p{Pd}·•‧…|/\\*.]/gu;
+// glyphs a spinner or a progress bar is drawn with
+const GLYPH = new RegExp(SPINNER_FRAME, "gu");
 // a number as a clock or counter shows it: 12, 1.5, 12:05:09, 1,204
 const NUMBER = /\d+(?:[.,:]\d+)*/g;
 // "<doing>…" and an elapsed time beside it: a working indicator even when only its digits change

@@ -14,3 +14,8 @@ export const BRAILLE = "\\u2800-\\u28ff";
 // (+ - = < | ~) are left to the places that mean them, and quotation marks (" ' ` “ ” ‘ ’ « ») are never markers:
 // the reader weighs them as someone quoting.
 export const MARKER = "(?:[\\p{So}\\u2022\\u2023\\u2043\\u00b7\\u203b\\u2026>\\u203a\\u276f\\u2771*\\ufe0f]|[^\\P{Sm}\\0-\\x7f])";
+
+// One glyph a spinner or a progress bar may be drawn with: a marker glyph, any math sign or dash, and the ASCII
+// spinner's bars and dots (| / \\ . and the hyphen among the dashes).
+export const SPINNER_FRAME = `(?:${MARKER}|[\\p{Sm}\\p{Pd}\\u2027|/\\\\.])`;
+
