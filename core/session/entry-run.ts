@@ -32,6 +32,7 @@ export interface EntryRunOptions {
   failover: boolean;
   why: string;
   rows: Assessment[];
+  models: readonly string[];
   // the session's redactor, for what leaves the journal's hands (the cooldown row)
   redact: (text: string) => string;
   terminal: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } | undefined;
@@ -138,7 +139,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       detect: {
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
-        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases }),
+        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases, models: options.models }),
       },
       onUserTurn: (text) => {
         options.journal.write("user", { entry: chosen.entry.key, text });

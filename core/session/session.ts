@@ -8,6 +8,7 @@ import { loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { effectiveCeiling, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
+import { compileLinePatterns } from "../registry/line-patterns.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
@@ -89,7 +90,9 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         addSecrets(redactor, context.config);
       }
       const handoff: boolean = parts.length > 0 && spoken;
-      const { rows, notes, ceiling } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
+      const { rows, notes, ceiling, records } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
+      // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
+      for (const part of parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome);
       if (first && notes.length) emit({ type: "notes", notes });
       if (stopped.aborted) {
         const signal = String(stopped.reason) as NodeJS.Signals;
@@ -128,6 +131,8 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         failover: failoverOn && rows.length >= 2,
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
+        // the models every known agent offers: a limit that names one is that model's
+        models: [...new Set([...records.values()].flatMap((record) => record.manifest?.models?.names ?? []))],
         redact,
         terminal: options.terminal,
         stopped,
