@@ -6,6 +6,7 @@ import { FileProblem, readRegularFile } from "../base/files.js";
 import { parseJson } from "../base/json.js";
 import { keyNames, parseKeyStep } from "../host/keys.js";
 import { compilePhrase } from "../reader/phrases.js";
+import { checkLinePattern, LINE_PATTERN_ALLOWED } from "./patterns.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
 import type { Manifest, ManifestRecord, ManifestSource } from "./types.js";
 
@@ -33,7 +34,8 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
   }
 }
 
-// Schema validation plus the checks a schema cannot express: regular expressions, key names, the adapter file.
+// Schema validation plus the checks a schema cannot express: regular expressions (line patterns that could backtrack
+// for long among them), key names, the adapter file.
 async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   const issues = validateDocument("manifest", data);
   if (issues.length > 0) return issues;
@@ -55,6 +57,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   regex("/version/pattern", manifest.version.pattern, plain);
   if (manifest.prompt?.ready) regex("/prompt/ready", manifest.prompt.ready, plain);
   manifest.limit_phrases?.forEach((phrase, i) => regex(`/limit_phrases/${i}`, phrase, compilePhrase));
+  for (const field of ["chrome", "busy"] as const) {
+    manifest[field]?.forEach((pattern, i) => {
+      const problem = checkLinePattern(pattern);
+      if (!problem) return;
+      const pointer = `/${field}/${i}`;
+      issues.push({ pointer, message: problem.message, value: pattern, allowed: LINE_PATTERN_ALLOWED, hint: problem.hint ?? describePointer("manifest", pointer) });
+    });
+  }
   const keys = (pointer: string, steps: string[] | undefined): void => {
     steps?.forEach((step, i) => {
       if (parseKeyStep(step)) return;
