@@ -16,7 +16,7 @@ const cases: [string, string][] = [
   ],
   [
     "adapter-missing",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
+    "uuldana: invalid manifest FILE (1 problem)\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks: for a drop-in a .mjs or .js file beside it (\"./<id>.mjs\"), for a built-in the one compiled from providers/<id>.ts (\"../dist/providers/<id>.js\"); it is imported only when the provider runs.\n",
   ],
   [
     "busy-nested-repetition",

@@ -1,4 +1,4 @@
-import { access } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
@@ -81,12 +81,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   keys("/models/switch_keys", manifest.models?.switch_keys);
   if (manifest.adapter) {
     const adapterFile = resolve(dirname(file), manifest.adapter);
-    try {
-      await access(adapterFile);
-    } catch {
+    const found = await stat(adapterFile).then(
+      (info) => (info.isFile() ? "file" : "not a file"),
+      () => "missing",
+    );
+    if (found !== "file") {
       issues.push({
         pointer: "/adapter",
-        message: `names a file that does not exist (${adapterFile})`,
+        message: found === "missing" ? `names a file that does not exist (${adapterFile})` : `names something that is not a file (${adapterFile})`,
         value: manifest.adapter,
         allowed: "a path relative to the manifest of an existing .js or .mjs file",
         hint: describePointer("manifest", "/adapter"),
