@@ -7,7 +7,7 @@ export { LINE_LIMIT };
 // quick on any line: lines are matched on at most their first LINE_LIMIT characters, and a pattern is refused when
 // it loads if it could backtrack for long there — nested repetition, a repeated group that can cut the same text
 // two ways, backreferences, lookbehind of unbounded length, or repetitions that can share out the same characters
-// in more than STEP_LIMIT ways (about a third of a millisecond on a full line).
+// in more than STEP_LIMIT ways (about half a millisecond on a full line).
 
 const STEP_LIMIT = 300_000;
 
