@@ -24,12 +24,12 @@ describe("the error printer", () => {
   });
 
   it("escapes control characters in a cause, and shows a cause that is not an Error as text", () => {
-    const error = new UuldanaError("E_ADAPTER_UNLOADABLE", "the adapter of provider \"x\" could not be loaded", {
+    const error = new UuldanaError("E_ADAPTER_LOAD", "the adapter of provider \"x\" could not be loaded", {
       cause: new Error("bad\x1b]0;title\x07 token\nat line 2", { cause: { errno: -5 } }),
     });
     expect(formatError(error)).toBe(
       [
-        'uuldana: the adapter of provider "x" could not be loaded [E_ADAPTER_UNLOADABLE]',
+        'uuldana: the adapter of provider "x" could not be loaded [E_ADAPTER_LOAD]',
         "cause: bad\\u001b]0;title\\u0007 token\\nat line 2",
         'cause: {"errno":-5}',
         "",

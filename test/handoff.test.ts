@@ -4,7 +4,7 @@ import { Detector } from "../core/reader/detector.js";
 import { buildHandoff } from "../core/session/handoff.js";
 import { classifyText } from "../core/reader/reader.js";
 import { Redactor } from "../core/config/redaction.js";
-import { compileLinePatterns } from "../core/registry/line-patterns.js";
+import { compileLinePatterns } from "../core/registry/patterns.js";
 import { loadBuiltInManifests } from "../core/registry/registry.js";
 
 const part = {
@@ -235,7 +235,7 @@ describe("what the handoff hands on", () => {
 const manifests = new Map((await loadBuiltInManifests()).map((manifest) => [manifest.id, manifest]));
 
 describe("the handoff without chrome", () => {
-  const chromeOf = (id: string): ((line: string) => boolean) | undefined => compileLinePatterns(manifests.get(id)!.chrome);
+  const chromeOf = (id: string): ((line: string) => boolean) | undefined => compileLinePatterns(manifests.get(id)!.chrome ?? []);
   const transcriptOf = (part: { entry: string; name: string; conversation: string[]; chrome?: (line: string) => boolean }): string[] =>
     buildHandoff({ parts: [{ ...part, conversation: part.conversation.join("\n") }], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1);
 

@@ -16,11 +16,31 @@ const cases: [string, string][] = [
   ],
   [
     "adapter-missing",
-    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks: for a drop-in a .mjs or .js file beside it (\"./<id>.mjs\"), for a built-in the one compiled from providers/<id>.ts (\"../dist/providers/<id>.js\"); it is imported only when the provider runs.\n",
+  ],
+  [
+    "busy-nested-repetition",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /busy/2 (busy[2]): repeats a group that itself repeats (\"(?:\\w+\\s?)+\"), which can backtrack without end on a line that almost matches\n    value: \"^(?:\\\\w+\\\\s?)+\\\\(esc to interrupt\\\\)\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: repeat only one of the two: \"(?:ab)+\" or \"a+b+\" instead of \"(a+b)+\", \"a+\" instead of \"(a+)+\"\n",
+  ],
+  [
+    "busy-repetition-cut-two-ways",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /busy/0 (busy[0]): repeats a group that can cut the same text into repetitions in more than one way (\"(?:\\.|\\.\\.)+\"), which can backtrack without end on a line that almost matches\n    value: \"Working(?:\\\\.|\\\\.\\\\.)+$\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: let each repetition begin in its own way: \"(?:a|b)+\" instead of \"(?:a|b|ab)+\", \"a+\" instead of \"(?:a{1,3})+\", \"[\\w-]+\" instead of \"(?:\\w|_|-)+\"\n",
+  ],
+  [
+    "busy-repetitions-share-text",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /busy/0 (busy[0]): has repetitions that can share out the same characters (\".*\", \".*\"), which can take about 126 million steps on a 500-character line\n    value: \".*·.*esc to interrupt\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: put a character between them that they cannot both match, drop one (a \".*\" at either end adds nothing: a pattern matches anywhere in the line), or anchor the pattern with ^\n",
+  ],
+  [
+    "chrome-backreference",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /chrome/0 (chrome[0]): refers back to what a group matched (\"\\1\"), which has no bound on how long it takes\n    value: \"^(─+)\\\\1$\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: write the text out again instead of referring back to it\n",
   ],
   [
     "chrome-broken-regex",
-    "uuldana: invalid manifest FILE (1 problem)\n  at /chrome/0 (chrome[0]): is not a valid regular expression (/(esc to interrupt/: Unterminated group)\n    value: \"(esc to interrupt\"\n    allowed: a JavaScript regular expression\n    hint: Lines that are the agent's own interface, not conversation (banners, footers, hints, input box, status line): regular expressions, each matched against one line (at most its first 500 characters); such lines are left out of the next agent's prompt.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /chrome/1 (chrome[1]): is not a valid regular expression (/[unclosed/u: Unterminated character class)\n    value: \"[unclosed\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: Lines that are the agent's own interface, not conversation (banners, footers, hints, input box, status line): regular expressions, each matched against one line (at most its first 500 characters); such lines are left out of the next agent's prompt.\n",
+  ],
+  [
+    "chrome-lookbehind-unbounded",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /chrome/0 (chrome[0]): looks behind for text of unbounded length (\"(?<=^\\s*)\"), which is read again at every position of the line\n    value: \"(?<=^\\\\s*)> \"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: bound the repetition inside the lookbehind (\"{0,20}\" instead of \"*\" or \"+\"), or match that text itself\n",
   ],
   [
     "executable-with-folder",

@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -41,36 +43,80 @@ export function defineProvider<T extends ProviderAdapter>(adapter: T): T {
   return adapter;
 }
 
-// Imports a provider's adapter; called only when that provider runs, never to list or validate.
+// The name of one hook.
+export type HookName = (typeof HOOK_NAMES)[number];
+
+// Imports a provider's adapter; called only when that provider runs, never to list or validate. An adapter that
+// will not load is E_ADAPTER_LOAD; one whose default export is not an object of hooks is E_ADAPTER_INVALID.
 export async function loadAdapter(record: ManifestRecord): Promise<ProviderAdapter | undefined> {
   const relative = record.manifest?.adapter;
   if (!relative) return undefined;
   const file = resolve(dirname(record.file), relative);
+  const provider = record.manifest!.id;
   const details = [`  adapter: ${file}`, `  manifest: ${record.file}`];
-  const fail = (problem: string): UuldanaError =>
-    new UuldanaError("E_ADAPTER_INVALID", `the adapter of provider "${record.manifest!.id}" ${problem}`, {
+  const hooks = `${HOOK_NAMES.slice(0, -1).join(", ")} and ${HOOK_NAMES.at(-1)}`;
+  const invalid = (problem: string): UuldanaError =>
+    new UuldanaError("E_ADAPTER_INVALID", `the adapter of provider "${provider}" ${problem}`, {
       details,
-      hint: "an adapter's default export is a plain object whose values are functions (use defineProvider)",
+      hint: `an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: ${hooks}`,
       exitCode: 1,
     });
   let loaded: { default?: unknown };
   try {
     loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    // what import() said (a syntax error, a module it imports that is missing) is the cause, printed below
-    throw new UuldanaError("E_ADAPTER_UNLOADABLE", `the adapter of provider "${record.manifest!.id}" could not be loaded`, {
+    throw new UuldanaError("E_ADAPTER_LOAD", `the adapter of provider "${provider}" will not load: ${loadFailure(error, file)}`, {
       details,
-      hint: 'fix what the cause says in the adapter file, or remove "adapter" from the manifest',
+      hint: `fix the adapter, or remove "adapter" from the manifest to run ${provider} without one`,
       exitCode: 1,
-      cause: error,
+      // the message already says what the import said; a deeper cause of it (what the module itself failed on) is shown below
+      cause: (error as { cause?: unknown } | undefined)?.cause,
     });
   }
+  if (!("default" in loaded)) throw invalid("has no default export");
   const adapter = loaded.default;
-  if (typeof adapter !== "object" || adapter === null || Array.isArray(adapter)) {
-    throw fail("has no default export object");
+  if (typeof adapter !== "object" || adapter === null || Array.isArray(adapter) || ![Object.prototype, null].includes(Object.getPrototypeOf(adapter))) {
+    throw invalid(`has ${kindOf(adapter)} as its default export, not a plain object`);
   }
   for (const [name, hook] of Object.entries(adapter)) {
-    if (typeof hook !== "function") throw fail(`exports "${name}", which is not a function`);
+    if (!(HOOK_NAMES as readonly string[]).includes(name)) throw invalid(`exports "${name}", which is not a hook`);
+    if (typeof hook !== "function") throw invalid(`exports "${name}" as ${kindOf(hook)}, not a function`);
   }
   return adapter as ProviderAdapter;
+}
+
+// --- internal ---
+
+// Why an import failed, in words: a missing file, a syntax error with its line, or what its top level threw. The
+// file and its syntax are looked at again rather than read from the error, which says less and depends on the loader.
+function loadFailure(error: unknown, file: string): string {
+  if (!existsSync(file)) return "the file does not exist";
+  const syntax = syntaxError(file);
+  if (syntax) return `a syntax error on line ${syntax.line} (${syntax.message})`;
+  return `loading it threw an error (${error instanceof Error ? error.message.split("\n")[0]! : String(error)})`;
+}
+
+// Node's syntax check of the file's text as a module: the first line at fault and what is wrong there.
+function syntaxError(file: string): { line: number; message: string } | undefined {
+  let source: string;
+  try {
+    source = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const check = spawnSync(process.execPath, ["--input-type=module", "--check"], { input: source, encoding: "utf8", timeout: 10_000 });
+  const line = /^\[stdin\]:(\d+)$/m.exec(check.stderr ?? "")?.[1];
+  const message = /^SyntaxError: (.*)$/m.exec(check.stderr ?? "")?.[1];
+  return line && message ? { line: Number(line), message } : undefined;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") {
+    const prototype = Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null;
+    return prototype === null || prototype === Object.prototype ? "an object" : `an instance of ${prototype.constructor?.name || "a class"}`;
+  }
+  if (typeof value === "undefined") return "undefined";
+  return `a ${typeof value === "bigint" ? "number" : typeof value}`;
 }

@@ -1,4 +1,4 @@
-import { access } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
@@ -6,6 +6,7 @@ import { FileProblem, readRegularFile } from "../base/files.js";
 import { parseJson } from "../base/json.js";
 import { keyNames, parseKeyStep } from "../host/keys.js";
 import { compilePhrase } from "../reader/phrases.js";
+import { checkLinePattern, LINE_PATTERN_ALLOWED } from "./patterns.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
 import type { Manifest, ManifestRecord, ManifestSource } from "./types.js";
 
@@ -34,7 +35,8 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
   }
 }
 
-// Schema validation plus the checks a schema cannot express: regular expressions, key names, the adapter file.
+// Schema validation plus the checks a schema cannot express: regular expressions (line patterns that could backtrack
+// for long among them), key names, the adapter file.
 async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   const issues = validateDocument("manifest", data);
   if (issues.length > 0) return issues;
@@ -56,8 +58,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   regex("/version/pattern", manifest.version.pattern, plain);
   if (manifest.prompt?.ready) regex("/prompt/ready", manifest.prompt.ready, plain);
   manifest.limit_phrases?.forEach((phrase, i) => regex(`/limit_phrases/${i}`, phrase, compilePhrase));
-  manifest.chrome?.forEach((pattern, i) => regex(`/chrome/${i}`, pattern, plain));
-  manifest.busy?.forEach((pattern, i) => regex(`/busy/${i}`, pattern, plain));
+  for (const field of ["chrome", "busy"] as const) {
+    manifest[field]?.forEach((pattern, i) => {
+      const problem = checkLinePattern(pattern);
+      if (!problem) return;
+      const pointer = `/${field}/${i}`;
+      issues.push({ pointer, message: problem.message, value: pattern, allowed: LINE_PATTERN_ALLOWED, hint: problem.hint ?? describePointer("manifest", pointer) });
+    });
+  }
   const keys = (pointer: string, steps: string[] | undefined): void => {
     steps?.forEach((step, i) => {
       if (parseKeyStep(step)) return;
@@ -74,12 +82,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   keys("/models/switch_keys", manifest.models?.switch_keys);
   if (manifest.adapter) {
     const adapterFile = resolve(dirname(file), manifest.adapter);
-    try {
-      await access(adapterFile);
-    } catch {
+    const found = await stat(adapterFile).then(
+      (info) => (info.isFile() ? "file" : "not a file"),
+      () => "missing",
+    );
+    if (found !== "file") {
       issues.push({
         pointer: "/adapter",
-        message: `names a file that does not exist (${adapterFile})`,
+        message: found === "missing" ? `names a file that does not exist (${adapterFile})` : `names something that is not a file (${adapterFile})`,
         value: manifest.adapter,
         allowed: "a path relative to the manifest of an existing .js or .mjs file",
         hint: describePointer("manifest", "/adapter"),

@@ -8,7 +8,7 @@ import { loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { effectiveCeiling, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
-import { compileLinePatterns } from "../registry/line-patterns.js";
+import { compileLinePatterns } from "../registry/patterns.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
@@ -92,7 +92,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       const handoff: boolean = parts.length > 0 && spoken;
       const { rows, notes, ceiling, records } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
       // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
-      for (const part of parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome);
+      for (const part of parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome ?? []);
       if (first && notes.length) emit({ type: "notes", notes });
       if (stopped.aborted) {
         const signal = String(stopped.reason) as NodeJS.Signals;

@@ -1,0 +1,172 @@
+import { escapeControls } from "../base/safe-text.js";
+import { loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Turn } from "./adapter.js";
+import { compileLinePatterns } from "./patterns.js";
+import type { ManifestRecord } from "./types.js";
+
+// One provider as a run uses it: the manifest's line patterns and ready pattern together with its adapter's hooks.
+// Hooks run on the output path, so each is guarded: one that throws, returns the wrong shape or takes longer than
+// the budget in a single call is reported once and turned off for the session, and the general behaviour carries on.
+
+// How long one call of a hook may take before the hook is turned off, unless the session says otherwise.
+export const HOOK_BUDGET_MS = 50;
+
+// The five hooks, always present and never throwing; each falls back to the manifest or to "no opinion".
+export interface ProviderHooks {
+  // the adapter's verdict on text the agent drew, checked and copied; undefined when it has none
+  classify(text: string): ProviderVerdict | undefined;
+  // the manifest's chrome patterns, or else the adapter's chrome hook
+  chrome(line: string): boolean;
+  // a line matching the manifest's busy patterns, or else the adapter's busy hook
+  busy(screen: readonly string[]): boolean;
+  // the adapter's reading of the turns; undefined when it has none
+  conversation(screenText: string): Turn[] | undefined;
+  // the adapter's ready hook, or else the manifest's prompt.ready pattern on the screen's lines; undefined with neither
+  ready(screen: readonly string[]): boolean | undefined;
+}
+
+// A hook that was turned off, as flat facts.
+export interface HookProblem {
+  provider: string;
+  hook: HookName;
+  // it threw, it returned something of the wrong shape, or one call took longer than the budget
+  failure: "threw" | "returned" | "slow";
+  // what it threw, or what it returned and what was expected, as one line
+  message: string;
+  durationMs: number;
+  budgetMs: number;
+}
+
+export interface ProviderOptions {
+  // called once per hook that is turned off; it must not throw
+  report(problem: HookProblem): void;
+  budgetMs?: number;
+  // milliseconds, for measuring each call (performance.now unless a test injects one)
+  clock?: () => number;
+}
+
+// Opens a provider for one session: imports its adapter, if its manifest names one, and compiles its patterns.
+export async function openProvider(record: ManifestRecord, options: ProviderOptions): Promise<ProviderHooks> {
+  const manifest = record.manifest;
+  if (!manifest) throw record.error ?? new Error(`${record.file} holds no valid manifest`);
+  const adapter = manifest.adapter ? await loadAdapter(record) : undefined;
+  const budgetMs = options.budgetMs ?? HOOK_BUDGET_MS;
+  const clock = options.clock ?? (() => performance.now());
+  const chromeLine = compileLinePatterns(manifest.chrome ?? []);
+  const busyLine = compileLinePatterns(manifest.busy ?? []);
+  const readyPattern = manifest.prompt?.ready ? new RegExp(manifest.prompt.ready, "m") : undefined;
+  const off = new Set<HookName>();
+
+  // One guarded call: the hook's checked result, or undefined when it has none, is off, or has just been turned off.
+  const call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>): { value: T } | undefined => {
+    const fn = adapter?.[hook] as ((this: ProviderAdapter, argument: unknown) => unknown) | undefined;
+    if (!fn || off.has(hook)) return undefined;
+    const started = clock();
+    let outcome: Checked<T> | { threw: string };
+    try {
+      outcome = check(fn.call(adapter!, argument));
+    } catch (error) {
+      outcome = { threw: oneLine(error instanceof Error ? error.message : String(error)) };
+    }
+    const durationMs = clock() - started;
+    if ("value" in outcome && durationMs <= budgetMs) return outcome;
+    off.add(hook);
+    const failure = "threw" in outcome ? "threw" : "wrong" in outcome ? "returned" : "slow";
+    const message = "threw" in outcome ? outcome.threw : "wrong" in outcome ? outcome.wrong : `took ${Math.round(durationMs)} ms`;
+    options.report({ provider: manifest.id, hook, failure, message, durationMs: Math.round(durationMs), budgetMs });
+    // a slow call's answer is still a good answer
+    return "value" in outcome ? outcome : undefined;
+  };
+
+  return {
+    classify: (text) => call("classify", text, checkVerdict)?.value,
+    chrome: (line) => chromeLine(line) || (call("chrome", line, checkBoolean)?.value ?? false),
+    busy: (screen) => screen.some((line) => busyLine(line)) || (call("busy", screen, checkBoolean)?.value ?? false),
+    conversation: (screenText) => call("conversation", screenText, checkTurns)?.value,
+    ready: (screen) => {
+      const hooked = call("ready", screen, checkBoolean);
+      if (hooked) return hooked.value;
+      return readyPattern ? readyPattern.test(screen.join("\n")) : undefined;
+    },
+  };
+}
+
+// The one line users see when a hook is turned off.
+export function formatHookProblem(problem: HookProblem): string {
+  const what =
+    problem.failure === "threw"
+      ? `threw (${problem.message})`
+      : problem.failure === "returned"
+        ? `returned ${problem.message}`
+        : `took ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms)`;
+  return `uuldana: provider "${escapeControls(problem.provider)}": its ${problem.hook} hook ${what}; uuldana carries on without it`;
+}
+
+// --- internal ---
+
+type Checked<T> = { value: T } | { wrong: string };
+
+const VERDICT_KEYS = ["stop", "kind", "reset_at", "reason"];
+
+function checkVerdict(value: unknown): Checked<ProviderVerdict | undefined> {
+  if (value === undefined) return { value: undefined };
+  const expected = "not undefined or a verdict ({ stop, kind?, reset_at?, reason? })";
+  if (!isPlainObject(value)) return { wrong: `${show(value)}, ${expected}` };
+  const unknown = Object.keys(value).find((key) => !VERDICT_KEYS.includes(key));
+  if (unknown) return { wrong: `${show(value)}, whose "${unknown}" is not part of a verdict ({ stop, kind?, reset_at?, reason? })` };
+  if (typeof value.stop !== "boolean") return { wrong: `${show(value)}, whose stop is not true or false` };
+  for (const key of ["kind", "reason"] as const) {
+    if (value[key] != null && typeof value[key] !== "string") return { wrong: `${show(value)}, whose ${key} is not text` };
+  }
+  const reset = value.reset_at;
+  if (reset != null && (typeof reset !== "string" || Number.isNaN(Date.parse(reset)))) {
+    return { wrong: `${show(value)}, whose reset_at is not a date and time (such as "2026-12-05T08:00:00Z")` };
+  }
+  return {
+    value: {
+      stop: value.stop,
+      ...(value.kind != null ? { kind: value.kind as string } : {}),
+      ...(reset != null ? { reset_at: new Date(reset as string).toISOString() } : {}),
+      ...(value.reason != null ? { reason: value.reason as string } : {}),
+    },
+  };
+}
+
+function checkBoolean(value: unknown): Checked<boolean> {
+  return typeof value === "boolean" ? { value } : { wrong: `${show(value)}, not true or false` };
+}
+
+function checkTurns(value: unknown): Checked<Turn[] | undefined> {
+  if (value === undefined) return { value: undefined };
+  const isTurn = (turn: unknown): turn is Turn =>
+    isPlainObject(turn) && (turn.role === "user" || turn.role === "agent") && typeof turn.text === "string";
+  if (!Array.isArray(value) || !value.every(isTurn)) {
+    return { wrong: `${show(value)}, not undefined or a list of turns ({ role: "user" or "agent", text })` };
+  }
+  return { value: value.map((turn) => ({ role: turn.role, text: turn.text })) };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+}
+
+// A value a hook returned, as a short line: hooks are synchronous, so a promise is named as one.
+function show(value: unknown): string {
+  if (typeof (value as { then?: unknown } | null)?.then === "function") {
+    (value as Promise<unknown>).then(undefined, () => undefined);
+    return "a promise (hooks are synchronous)";
+  }
+  if (typeof value === "function") return "a function";
+  if (value === undefined) return "undefined";
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return oneLine(text);
+}
+
+function oneLine(text: string): string {
+  const line = escapeControls(text.split("\n")[0]!);
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
