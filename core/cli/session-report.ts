@@ -29,7 +29,7 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
     case "start-failed":
       return [`uuldana: ${event.run.entry} could not start (${event.run.failure})`];
     case "run-ended":
-      return event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : [];
+      return [...event.run.hookProblems, ...(event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : [])];
   }
 }
 

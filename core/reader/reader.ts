@@ -29,8 +29,17 @@ export interface ReaderOptions {
   // bare model names the known agents offer (their manifests' models.names): a limit that names one is that model's,
   // and an agent that says it switched to one carries on; pass the same array each call (compiled once per array)
   models?: readonly string[];
-  // a provider adapter's classifier, weighed together with the general reader, never instead of it
-  provider?: (text: string) => { stop: boolean; reason: string } | undefined;
+  // a provider adapter's classifier, weighed together with the general reader, never instead of it: it may add a
+  // stop the general reader does not see, never one the general rules refuse
+  provider?: (text: string) => ProviderReading | undefined;
+}
+
+// What a provider's classifier says of a text (its kind one of LimitKind, its reset an ISO instant, when it knows).
+export interface ProviderReading {
+  stop: boolean;
+  kind?: string;
+  reset_at?: string;
+  reason?: string;
 }
 
 export const STOP_SCORE = 4;
@@ -102,20 +111,7 @@ export function classifyText(text: string, options: ReaderOptions): Verdict {
     if (!verdict) continue;
     if (!best || (verdict.stop && !best.stop) || (verdict.stop === best.stop && verdict.score > best.score)) best = verdict;
   }
-  const provider = options.provider?.(text);
-  if (provider?.stop && best && !best.stop && best.score < 0) {
-    return best;
-  }
-  if (provider?.stop && (!best || !best.stop)) {
-    return {
-      stop: true,
-      score: STOP_SCORE,
-      kind: best?.kind ?? "unknown",
-      reset_at: best?.reset_at ?? resetOf(text, options),
-      reasons: [provider.reason, ...(best?.reasons ?? [])],
-      span: best?.span ?? { line: 0, text: text.trim() },
-    };
-  }
+  if (options.provider && !best?.stop) return withProvider(text, best, options) ?? best ?? NOTHING;
   return best ?? NOTHING;
 }
 
@@ -129,6 +125,36 @@ const NOTHING: Verdict = Object.freeze({
 }) as Verdict;
 
 // --- internal ---
+
+const LIMIT_KINDS: readonly string[] = ["session", "weekly", "daily", "monthly", "per-model", "credits", "unknown"];
+
+// A stop the provider's classifier adds where the general reader found none. One the general reader refused (a
+// quotation, code, a question, a warning) stays refused; so does one whose own block is quoted, code or a question.
+function withProvider(text: string, best: Verdict | undefined, options: ReaderOptions): Verdict | undefined {
+  const reading = options.provider!(text);
+  if (!reading?.stop || (best && best.score < 0)) return undefined;
+  const blocks = splitBlocks(text, () => true);
+  // the block the stop stands in: the last one the classifier stops on by itself, else the text as a whole
+  const block = blocks.findLast((candidate) => options.provider!(candidate.raws.join("\n"))?.stop) ?? blocks.at(-1);
+  if (!block || providerVeto(block)) return undefined;
+  const reset = reading.reset_at && !Number.isNaN(Date.parse(reading.reset_at)) && Date.parse(reading.reset_at) > options.now.getTime() ? new Date(reading.reset_at).toISOString() : undefined;
+  return {
+    stop: true,
+    score: STOP_SCORE,
+    kind: reading.kind && LIMIT_KINDS.includes(reading.kind) ? (reading.kind as LimitKind) : (best?.kind ?? "unknown"),
+    reset_at: reset ?? best?.reset_at ?? resetOf(text, options),
+    reasons: [reading.reason ?? "the provider's adapter says the allowance is gone", ...(best?.reasons ?? [])],
+    span: best?.span ?? { line: block.line, text: block.text },
+  };
+}
+
+// Why a block a provider's classifier stopped on is no stop all the same: source code, a quotation, a question.
+function providerVeto(block: Block): string | undefined {
+  if (!JSON_BODY.test(block.text) && block.lines.some((line) => looksLikeCode(line.raw))) return "source code";
+  if (/^\s*["“«`]/.test(block.text) && /["”»`]\s*$/.test(block.text)) return "a quotation";
+  if (/\?\s*$/.test(block.text)) return "a question";
+  return undefined;
+}
 
 function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const candidate = findCandidate(block, options);

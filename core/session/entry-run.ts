@@ -8,6 +8,9 @@ import type { Context } from "../config/context.js";
 import type { Level } from "../config/levels.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
+import type { Turn } from "../registry/adapter.js";
+import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
+import type { ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { classifyText } from "../reader/reader.js";
 import { restoreTerminal } from "../terminal/tty.js";
@@ -32,6 +35,8 @@ export interface EntryRunOptions {
   failover: boolean;
   why: string;
   rows: Assessment[];
+  // the manifest file of the entry's provider, for its adapter and patterns
+  record: ManifestRecord;
   models: readonly string[];
   // the session's redactor, for what leaves the journal's hands (the cooldown row)
   redact: (text: string) => string;
@@ -44,13 +49,21 @@ export interface EntryRunOptions {
   active: (pid: number | undefined) => void;
 }
 
+// What a run leaves for the next: its report, the conversation as the screen showed it (or as the adapter read its
+// turns), and the test of the agent's own interface lines to leave out of it.
+export interface EntryRunEnd {
+  report: RunReport;
+  conversation: string;
+  chrome: ((line: string) => boolean) | undefined;
+}
+
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
 
 // One run of one entry: started with its level's flags (and the handoff prompt), watched for a gone allowance. What
 // the agent's screen says is decided here, in one place: the host reports what the detector saw, this journals it,
 // rests the entry and stops the agent (or leaves it running when no other entry can take over).
-export async function runEntry(context: Context, chosen: Assessment, options: EntryRunOptions): Promise<{ report: RunReport; conversation: string }> {
+export async function runEntry(context: Context, chosen: Assessment, options: EntryRunOptions): Promise<EntryRunEnd> {
   const manifest = chosen.manifest!;
   const level = chosen.level!;
   const flags = manifest.levels![level]!;
@@ -79,6 +92,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     failure: undefined,
     limit: undefined,
     ignored: [],
+    hookProblems: [],
     durationMs: 0,
     userTurns: 0,
   };
@@ -95,6 +109,20 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     ...(options.promptFile ? { prompt_file: basename(options.promptFile) } : {}),
   };
   options.starting(report);
+  // the provider's adapter is imported now that it runs; one that will not load keeps its entry from starting
+  let hooks: ProviderHooks;
+  try {
+    hooks = await openProvider(options.record, {
+      report: (problem) => {
+        report.hookProblems.push(formatHookProblem(problem));
+        options.journal.write("hook-off", { entry: chosen.entry.key, provider: problem.provider, hook: problem.hook, failure: problem.failure, message: problem.message });
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof UuldanaError) || (error.code !== "E_ADAPTER_LOAD" && error.code !== "E_ADAPTER_INVALID")) throw error;
+    options.journal.write("run-start", runStart);
+    return { report: { ...report, end: "failed-start", failure: `${error.message} [${error.code}]` }, conversation: "", chrome: undefined };
+  }
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
   let run: Run;
@@ -135,11 +163,12 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       scrollback: context.config.scrollback,
       ...options.terminal,
       ...(options.prompt ? { firstPrompt: options.prompt } : {}),
-      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: (screen: readonly string[]) => new RegExp(manifest.prompt!.ready!, "m").test(screen.join("\n")) } } : {}),
+      ...(options.prompt && promptMode === "typed" ? { typedPrompt: { text: options.prompt, ready: (screen: readonly string[]) => hooks.ready(screen) === true } } : {}),
       detect: {
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
-        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases, models: options.models }),
+        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases, models: options.models, provider: hooks.classify }),
+        busy: hooks.busy,
       },
       onUserTurn: (text) => {
         options.journal.write("user", { entry: chosen.entry.key, text });
@@ -154,6 +183,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
           `session ${options.sessionId} · ceiling ${options.ceiling}`,
           `resting: ${resting.length ? resting.join(", ") : "none"}`,
           ...report.ignored.map(describeIgnored),
+          ...report.hookProblems,
         ],
         status: () => [`session ${options.sessionId}`, `ceiling ${options.ceiling}; resting: ${resting.length ? resting.join(", ") : "none"}`],
         agent: (words) => agentCommand(context, options.rows, words),
@@ -162,7 +192,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   } catch (error) {
     if (error instanceof UuldanaError && error.code === "E_AGENT_START") {
       options.journal.write("run-start", runStart);
-      return { report: { ...report, end: "failed-start", failure: error.message }, conversation: "" };
+      return { report: { ...report, end: "failed-start", failure: error.message }, conversation: "", chrome: undefined };
     }
     throw error;
   }
@@ -203,7 +233,9 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     report.end = "failed-start";
     report.failure = `it exited with status ${ended.exitCode} at once`;
   }
-  return { report, conversation: ended.conversation };
+  // the agent's turns as its adapter reads them, where the general reading of its screen is wrong for it
+  const turns = hooks.conversation(ended.conversation);
+  return { report, conversation: turns ? turns.map(formatTurn).join("\n") : ended.conversation, chrome: turns ? undefined : hooks.chrome };
 }
 
 // --- internal ---
@@ -238,6 +270,11 @@ function agentCommand(context: Context, rows: Assessment[], words: string): stri
   }
   if (!["up", "down", "first", "add", "remove"].includes(verb) || !key) return ["usage: /agent [up|down|first|remove ENTRY | add PROVIDER]"];
   return [escapeControls(changeOrder(context.config.userFile, verb as OrderChange, key)), "the next failover walks this order"];
+}
+
+// One turn as the next agent reads it: the user's words marked as the user's.
+function formatTurn(turn: Turn): string {
+  return turn.role === "user" ? `> ${turn.text}` : turn.text;
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -50,6 +50,9 @@ export interface RunReport {
   limit: LimitEvent | undefined;
   // limit-like text the agent went on working past: when, and what
   ignored: { at: number; text: string }[];
+  // the provider's hooks that were turned off during the run (they threw, answered wrongly, or were too slow), one
+  // line each as the user is told
+  hookProblems: string[];
   durationMs: number;
   userTurns: number;
 }

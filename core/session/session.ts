@@ -117,7 +117,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       }
       // the run whose limit this one takes over from, if any
       const previous = runs.findLast((run) => run.limit?.action === "failover");
-      const { report, conversation } = await runEntry(context, chosen, {
+      const { report, conversation, chrome } = await runEntry(context, chosen, {
         agentArgs: native ?? (first ? options.agentArgs : []),
         prompt: prompt?.prompt,
         promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
@@ -131,6 +131,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         failover: failoverOn && rows.length >= 2,
         why: failoverOn ? "there is no other entry to move to," : "failover is off,",
         rows,
+        record: records.get(chosen.entry.id)!,
         // the models every known agent offers: a limit that names one is that model's
         models: [...new Set([...records.values()].flatMap((record) => record.manifest?.models?.names ?? []))],
         redact,
@@ -151,7 +152,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       failed = undefined;
       emit({ type: "run-ended", run: report });
       spoken ||= report.userTurns > 0 || prompt !== undefined;
-      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation, stopText: report.limit?.text, prompt: prompt?.prompt });
+      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation, stopText: report.limit?.text, prompt: prompt?.prompt, chrome });
       if (report.limit?.action === "failover") {
         journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: report.stoppedBy ?? "exit" });
         tried.clear();
