@@ -120,6 +120,15 @@ describe("the streaming detector", () => {
       expect(types(detector.tick(20_000, working))).toEqual(["dismissed"]);
     });
 
+    it("does not stop for quiet on a batch of idle redraws while the busy test is still to see the screen", () => {
+      const detector = withBusy(() => true);
+      detector.observe([LIMIT], 0);
+      // the same row redrawn, only its count changing: no work, and past the quiet deadline
+      expect(detector.observe({ lines: ["pondering 2"], grew: 0, redrawn: [{ before: "pondering 1", after: "pondering 2", cursor: true }] }, 1600)).toEqual([]);
+      expect(detector.needsScreen(1600)).toBe(true);
+      expect(detector.tick(1600, working)).toEqual([]);
+    });
+
     it("stops when it says the agent is not busy, and when it throws", () => {
       const idle = withBusy(() => false);
       idle.observe([LIMIT], 0);

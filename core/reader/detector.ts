@@ -91,7 +91,8 @@ export class Detector {
       }
     }
     if (candidate) {
-      events.push(...this.tick(at));
+      // a quiet stop that the provider's busy test is to see the screen for waits for the host's next tick with it
+      if (!this.needsScreen(at)) events.push(...this.tick(at));
       return events;
     }
     if (fresh.length) {
