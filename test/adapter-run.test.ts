@@ -111,6 +111,8 @@ describe("a drop-in manifest with an adapter", () => {
     stopped.type("/exit\r");
     await stopped.exited;
     expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "quirk", kind: "daily", after: "quiet" });
+    // the agent was stopped with its working line half drawn: uuldana's next line still begins a line of its own
+    expect(said(stopped)[1]).toMatch(/^uuldana: quirk's daily limit is gone; it rests until .* UTC; continuing with line /);
   });
 
   it("turns off a hook that throws and one that is too slow, says so once each, and the session carries on", async () => {

@@ -237,7 +237,10 @@ export function startRun(options: HostOptions): Run {
     agent.resize(cols, rows);
   };
 
+  // whether the agent's last output ended its line: uuldana's own lines after the run begin on a line of their own
+  let endedLine = true;
   const stopData = agent.onData((chunk) => {
+    if (chunk.length) endedLine = chunk[chunk.length - 1] === 0x0a;
     live.write(chunk);
     const filtered = titles.filter(chunk);
     if (filtered.length) out(filtered);
@@ -251,7 +254,9 @@ export function startRun(options: HostOptions): Run {
     } finally {
       if (interactive) {
         setRawInput(false);
-        stdout.write(restoreSequence(live.modes) + TITLE_POP);
+        // an agent on the normal screen that left its cursor mid-line: the next line is uuldana's, not a tail of its own
+        const newline = !live.modes.altScreen && !endedLine ? "\r\n" : "";
+        stdout.write(restoreSequence(live.modes) + TITLE_POP + newline);
       }
     }
   };
