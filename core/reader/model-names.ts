@@ -14,7 +14,8 @@ export interface ModelPatterns {
 // A word and a version-like part, joined by hyphens: the word ends in digits (x3-mini, lyra3-coder) or one of the
 // parts begins with one (nova-5.1, lyra-2.5-pro, acme-lyra-4) — an identifier's random letters and digits
 // (org-x9Lk2b) do not.
-const SHAPE = String.raw`(?<![\w.-])[a-z]+(?:\d+(?:\.\d+)*(?:-[a-z\d][\w.]*)+|(?:-[a-z]+)*-\d[\w.]*(?:-[a-z\d][\w.]*)*)\b`;
+// (\b first: only the beginnings of words are looked behind, which keeps it cheap on every line an agent draws)
+const SHAPE = String.raw`\b(?<![.-])[a-z]+(?:\d+(?:\.\d+)*(?:-[a-z\d][\w.]*)+|(?:-[a-z]+)*-\d[\w.]*(?:-[a-z\d][\w.]*)*)\b`;
 
 // Names that pick no particular model (the agent's default, its own choice) say nothing of one model's limit.
 const CHOOSES_NONE = /^(?:default|auto)$/i;

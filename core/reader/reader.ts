@@ -453,6 +453,10 @@ const MARKS = new RegExp(`^(?:${MARKER}+\\s*)+`, "u");
 const MARKED = new RegExp(`^\\s*(?:${MARKER}+\\s*)+`, "u");
 // a line that begins with a marker glyph other than a border, or a dash (after a panel's border), begins a message
 const MESSAGE_START = new RegExp(`^\\s*(?:[\\u2500-\\u257f]\\s*)?(?:(?![${BORDER}])${MARKER}|-)\\s`, "u");
+// the same tests for a line of plain ASCII, where the only marker glyphs are > and *: most lines agents draw
+const ASCII_MARKED = /^\s*[>*]/;
+const ASCII_MESSAGE_START = /^\s*[>*-]\s/;
+const startsMessage = (line: string): boolean => (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
 const BLANK_OR_BORDER = new RegExp(`[\\s${BORDER}]`);
 
 // Groups lines into messages as a person reads them: a message ends at a blank line, after a line that ended a
@@ -469,7 +473,7 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
       return;
     }
     const previous = group?.raws[group.raws.length - 1];
-    if (group && previous !== undefined && (/[.!?)]$/.test(previous) || MESSAGE_START.test(bare))) group = undefined;
+    if (group && previous !== undefined && (/[.!?)]$/.test(previous) || startsMessage(bare))) group = undefined;
     if (!group) {
       group = { first: index, raws: [] };
       groups.push(group);
@@ -487,7 +491,8 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
 
 function cleanLine(raw: string): string {
   // plain ASCII text needs no more than its spaces tidied
-  if (/^[\x20-\x7e]*$/.test(raw) && !MARKED.test(raw)) return raw.replace(/\s+/g, " ").trim();
+  // (of ASCII, only > and * are marker glyphs: the cheap test says what MARKED would)
+  if (/^[\x20-\x7e]*$/.test(raw) && !ASCII_MARKED.test(raw)) return raw.replace(/\s+/g, " ").trim();
   // its blanks and borders at the end are off already
   return raw
     .replace(MARKED, "")
