@@ -150,7 +150,7 @@ function withProvider(text: string, best: Verdict | undefined, options: ReaderOp
 
 // Why a block a provider's classifier stopped on is no stop all the same: source code, a quotation, a question.
 function providerVeto(block: Block): string | undefined {
-  if (!JSON_BODY.test(block.text) && block.lines.some((line) => looksLikeCode(line.raw))) return "source code";
+  if (isSourceCode(block)) return "source code";
   if (/^\s*["“«`]/.test(block.text) && /["”»`]\s*$/.test(block.text)) return "a quotation";
   if (/\?\s*$/.test(block.text)) return "a question";
   return undefined;
@@ -358,7 +358,7 @@ const VETOES: Check[] = [
     const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
     return /\b(?:not|never|no longer|haven't|hasn't|didn't|won't|isn't|aren't|don't|doesn't|without)\s+(?:\w+\s+){0,2}$/i.test(head) ? "it says the opposite" : undefined;
   }),
-  check((c) => (!JSON_BODY.test(c.block.text) && c.block.lines.some((line) => looksLikeCode(line.raw)) ? "source code" : undefined)),
+  check((c) => (isSourceCode(c.block) ? "source code" : undefined)),
   check((c) => (!JSON_BODY.test(c.block.text) && isQuoted(c) ? "a quotation, not a notice" : undefined)),
   check((c) =>
     c.block.lines.some((line) => /^\s*(?:--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ])/i.test(line.raw))
@@ -395,6 +395,11 @@ function switchedModel(models: ModelPatterns): RegExp {
     switched.set(models, pattern);
   }
   return pattern;
+}
+
+// A block with a line of code in it, unless it is a JSON error body (whose punctuation is syntax).
+function isSourceCode(block: Block): boolean {
+  return !JSON_BODY.test(block.text) && block.lines.some((line) => looksLikeCode(line.raw));
 }
 
 // Code has punctuation prose does not: statement ends, braces, arrows, calls, diff and gutter marks, regexes.
