@@ -147,7 +147,7 @@ function checkRests(root, dirs, api, say) {
 }
 
 async function checkTerminalUsable(terminal, say) {
-  const { before, after } = terminal.settings();
+  const { before, after } = await terminal.settings();
   say(before !== undefined && before === after, "the terminal settings are as before", `${before}\n${after}`);
   await terminal.waitFor(() => /^waiting for a line/m.test(terminal.plainOutput()), 5000);
   terminal.write("still usable\r");

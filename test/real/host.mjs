@@ -82,7 +82,7 @@ export async function checkTerminalRestored({ root, id, bins, env, check }) {
     if (pid) process.kill(pid, "SIGTERM");
     await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 30_000);
     const lines = terminal.plainOutput().split("\n");
-    const { before, after } = terminal.settings();
+    const { before, after } = await terminal.settings();
     const stopped = lines.find((line) => line.includes("uuldana: stopped"))?.trim() ?? "";
     check(/^uuldana: stopped \S+ \(.+\) with its exit keys after \d+s$/.test(stopped), `${id} in a real terminal: SIGTERM to uuldana stops it with its exit keys`, stopped || lines.slice(-6).join("\n"));
     check(lines.some((line) => line.trim() === "code 143"), `${id} in a real terminal: uuldana exits 143 after SIGTERM`);

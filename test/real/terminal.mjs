@@ -47,8 +47,11 @@ export function startTerminal({ root, cwd, env, cols = 120, rows = 40 }) {
     plainOutput: () => output.replace(ESCAPES, "").replace(/\r/g, ""),
     lines,
     text: () => lines().join("\n"),
-    // the terminal's settings ("stty -g") as the shell printed them before uuldana started and after it ended
-    settings() {
+    // the terminal's settings ("stty -g") as the shell printed them before uuldana started and after it ended;
+    // waits a while for the second, which the shell prints just after uuldana's exit code
+    async settings() {
+      const printedAfter = () => /^settings-after /m.test(this.plainOutput());
+      await this.waitFor(printedAfter, 5000);
       const printed = this.plainOutput().split("\n").map((line) => line.trim());
       return {
         before: printed.find((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}$/.test(line)),
