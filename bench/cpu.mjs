@@ -6,16 +6,19 @@ import { join } from "node:path";
 import { NEAR, WORK } from "./agent-lines.mjs";
 import { cpuSeconds } from "./proc.mjs";
 import { scratch } from "./scratch.mjs";
-import { fmt, ratio, sleep } from "./stats.mjs";
+import { fmt, goal, ratio, ratioGoal, sleep } from "./stats.mjs";
 
 const MB = 1024 * 1024;
 const RATE_MB = 2;
 const STREAM_MS = 4000;
 
 export const rows = {
-  streaming: { name: `uuldana CPU, agent streaming ${RATE_MB} MB/s` },
+  streaming: { name: `uuldana CPU, agent streaming ${RATE_MB} MB/s`, goal: "≤ 2× relay" },
   idle: { name: "uuldana CPU, agent idle", goal: "~0 %" },
 };
+
+// a share of one core this small counts as the idle goal's ~0 %
+const IDLE_BELOW = 1;
 
 // Writes what it owes at the rate by the clock every 10 ms, for STREAM_MS, then stays quiet until stopped.
 const STREAMER = `#!/usr/bin/env node
@@ -82,10 +85,18 @@ export async function measure({ root }) {
 
     const streaming = share(u0, u1);
     const relayStreaming = share(r0, r1);
+    const idle = share(u2, u3);
     return {
       rows: {
-        streaming: { median: fmt.pct(streaming), p95: "-", runs: 1, baseline: `relay: ${fmt.pct(relayStreaming)}`, ratio: ratio(streaming, relayStreaming) },
-        idle: { median: fmt.pct2(share(u2, u3)), p95: "-", runs: 1, baseline: "-", ratio: "-" },
+        streaming: {
+          median: fmt.pct(streaming),
+          p95: "-",
+          runs: 1,
+          baseline: `relay: ${fmt.pct(relayStreaming)}`,
+          ratio: ratio(streaming, relayStreaming),
+          goal: ratioGoal("≤ 2× relay", streaming, relayStreaming, (r) => r <= 2),
+        },
+        idle: { median: fmt.pct2(idle), p95: "-", runs: 1, baseline: "-", ratio: "-", goal: goal("~0 %", idle, (v) => v < IDLE_BELOW) },
       },
       notes: [`the ${RATE_MB} MB/s stream came through at ${rate(u0, u1).toFixed(2)} MB/s in uuldana, ${rate(r0, r1).toFixed(2)} MB/s in the relay`],
     };

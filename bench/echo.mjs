@@ -1,11 +1,13 @@
 // Key echo latency: an agent that echoes each key runs in a pseudo-terminal held here, as the user's terminal
 // would; one byte goes in, and the time until it comes back is one sample. The agent runs directly, under
-// script(1), under a bare node-pty relay and under uuldana, one key each in turn, so noise hits all alike.
+// script(1), in tmux (a client attached in that pseudo-terminal, as a user at tmux would type), under a bare
+// node-pty relay and under uuldana, one key each in turn, so noise hits all alike.
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
 import { scratch } from "./scratch.mjs";
-import { fmt, ratio, since, sleep, stats } from "./stats.mjs";
+import { fmt, ratio, ratioGoal, since, sleep, stats } from "./stats.mjs";
+import { killServer, outsideTmux } from "./tmux.mjs";
 
 const TRIALS = 400;
 // a host that misses this many echoes in a row has stopped answering; its row reads n/a
@@ -14,16 +16,22 @@ const MISSES = 3;
 export const rows = {
   direct: { name: "key echo: agent directly" },
   script: { name: "key echo: through script -qfc" },
+  tmux: { name: "key echo: through an attached tmux" },
   relay: { name: "key echo: through a bare node-pty relay" },
-  uuldana: { name: "key echo: through uuldana run" },
+  uuldana: { name: "key echo: through uuldana run", goal: "≤ 1.5× script" },
 };
 
-function open(pty, file, args, env) {
+// tmux redraws the pane in the terminal's control sequences, whose letters must not pass for the key's echo
+const SEQUENCES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[P^_][^\x1b]*\x1b\\|[ -/]*[0-~])/g;
+const asIs = (data) => data;
+const text = (data) => data.replace(SEQUENCES, "");
+
+function open(pty, [file, args, shown = asIs], env) {
   const child = pty.spawn(file, args, { name: "xterm-256color", cols: 100, rows: 30, env });
   const session = { child, seen: "", ready: false, waiting: undefined, samples: [], misses: 0, alive: true };
   child.onData((data) => {
-    if (!session.ready) session.seen += data;
-    if (session.waiting && data.includes(session.waiting.char)) session.waiting.resolve(true);
+    if (!session.ready) session.seen += shown(data);
+    if (session.waiting && shown(data).includes(session.waiting.char)) session.waiting.resolve(true);
   });
   child.onExit(() => (session.alive = false));
   return session;
@@ -53,21 +61,25 @@ async function trial(session, char) {
   } else session.misses++;
 }
 
-export async function measure({ root, script }) {
+export async function measure({ root, script, tmux }) {
   const pty = createRequire(join(root, "package.json"))("node-pty");
   const home = scratch("echo");
   const agent = home.tool("echoer", '#!/bin/sh\n[ "$1" = "--version" ] && { echo "echoer 1.0.0"; exit 0; }\nstty raw -echo\nexec cat\n');
   home.provider("echoer", { exit: { signals: ["SIGTERM"], signal_wait_seconds: 1 } });
   home.config({ providers: ["echoer"] });
+  const socket = join(home.dir, "tmux");
   const hosts = {
     direct: [agent, []],
     script: script ? ["script", ["-qfc", agent, "/dev/null"]] : undefined,
+    // a private server without a config file; no status line, whose clock would redraw letters now and then
+    tmux: tmux ? ["tmux", ["-S", socket, "-f", "/dev/null", "set-option", "-g", "status", "off", ";", "new-session", agent], text] : undefined,
     relay: [process.execPath, [join(root, "bench", "relay.mjs"), agent]],
     uuldana: [process.execPath, [join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "echoer"]],
   };
   const sessions = {};
   try {
-    for (const [id, host] of Object.entries(hosts)) if (host) sessions[id] = open(pty, host[0], host[1], home.env);
+    const env = outsideTmux(home.env);
+    for (const [id, host] of Object.entries(hosts)) if (host) sessions[id] = open(pty, host, env);
     const live = [];
     for (const session of Object.values(sessions)) if (await ready(session)) live.push(session);
     await sleep(300);
@@ -82,6 +94,7 @@ export async function measure({ root, script }) {
         process.kill(-child.pid, "SIGKILL");
       } catch {}
     }
+    if (tmux) killServer(socket);
     home.remove();
   }
 
@@ -101,8 +114,9 @@ export async function measure({ root, script }) {
     rows: {
       direct: cells(r.direct),
       script: cells(r.script, r.direct, "directly"),
+      tmux: cells(r.tmux, r.script, "script"),
       relay: cells(r.relay, r.script, "script"),
-      uuldana: cells(r.uuldana, r.relay, "relay"),
+      uuldana: { ...cells(r.uuldana, r.relay, "relay"), goal: ratioGoal("≤ 1.5× script", r.uuldana?.median, r.script?.median, (x) => x <= 1.5) },
     },
   };
 }

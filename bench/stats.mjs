@@ -28,3 +28,17 @@ export const fmt = {
 export function ratio(value, baseline) {
   return Number.isFinite(value) && Number.isFinite(baseline) && baseline > 0 ? `${(value / baseline).toFixed(2)}x` : "n/a";
 }
+
+const mark = (met) => (met ? "✓" : "✗");
+
+// A goal with a fixed bound, judged on this run's figure: its text and ✓ or ✗, or n/a when the figure is missing.
+export function goal(text, value, meets) {
+  return Number.isFinite(value) ? `${text} ${mark(meets(value))}` : `${text}: n/a`;
+}
+
+// A goal that names a baseline: its text, the ratio to that baseline it is judged on (as printed), and ✓ or ✗.
+export function ratioGoal(text, value, baseline, meets) {
+  if (!(Number.isFinite(value) && Number.isFinite(baseline) && baseline > 0)) return `${text}: n/a`;
+  const printed = (value / baseline).toFixed(2);
+  return `${text}: ${printed}× ${mark(meets(Number(printed)))}`;
+}
