@@ -7,7 +7,6 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startRun, type HostOptions, type Run } from "../core/host/host.js";
 import type { DetectorEvent } from "../core/reader/detector.js";
 import { classifyText } from "../core/reader/reader.js";
-import { LiveModes } from "../core/terminal/tty.js";
 import { AGENTS, EXIT } from "./agents.js";
 import { fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 
@@ -68,17 +67,6 @@ function pids(): number[] {
     .split("\n")
     .map((line) => Number(line.split(" ")[1]));
 }
-
-describe("the modes an agent sets in the user's terminal", () => {
-  it("are known as the output passes, even when a sequence is split between chunks", () => {
-    const live = new LiveModes();
-    const feed = (...chunks: string[]): void => chunks.forEach((chunk) => live.write(Buffer.from(chunk, "latin1")));
-    feed("plain text, no escape\r\n", "\x1b[?104", "9h\x1b[?25l", "\x1b[?2004h\x1b[>1u\x1b=");
-    expect(live.modes).toEqual({ altScreen: true, bracketedPaste: true, mouse: false, focus: false, kittyKeyboard: true, cursorHidden: true, applicationCursor: false, applicationKeypad: true });
-    feed("\x1b[?1000;1006h\x1b[?1h", "\x1b[<u\x1b>", "\x1b", "[?1049l\x1b[?25h");
-    expect(live.modes).toEqual({ altScreen: false, bracketedPaste: true, mouse: true, focus: false, kittyKeyboard: false, cursorHidden: false, applicationCursor: true, applicationKeypad: false });
-  });
-});
 
 describe("graceful stop", () => {
   it.each([

@@ -128,7 +128,7 @@ describe("uuldana run", () => {
       "uuldana>",
     ]);
     terminal.type("/status\r");
-    const status = await terminal.waitFor("the screen model is complete");
+    const status = await terminal.waitFor("ceiling ask; resting: none");
     expect(status).toContain('screen 100x30, alternate screen; agent title "screen agent"');
     terminal.type("\x1b");
     await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back", 15_000);

@@ -103,16 +103,15 @@ describe("the screen model", () => {
     expect(screen.takeDrawn()).toMatchObject({ grew: 0, redrawn: [] });
   });
 
-  it("leaves output out of the model instead of holding the agent back when it falls too far behind", async () => {
-    const screen = new Screen({ cols: 80, rows: 24, maxPending: 1000 });
-    screen.write(Buffer.from("a".repeat(900)));
-    screen.write(Buffer.from("b".repeat(200)));
-    await screen.settle();
-    expect(screen.droppedChars).toBe(200);
-    expect(screen.droppedChunks).toBe(1);
-    screen.write(Buffer.from("c"));
-    await screen.settle();
-    expect(screen.conversation()).toBe(`${"a".repeat(900)}c`);
+  it("knows the modes as the output passes, even when a sequence or a character is split between chunks", async () => {
+    const screen = new Screen({ cols: 20, rows: 4 });
+    await feed(screen, "plain text, no escape\r\n", "\x1b[?104", "9h\x1b[?25l", "\x1b[?2004h\x1b[>1u\x1b=");
+    expect(screen.modes).toEqual({ altScreen: true, bracketedPaste: true, mouse: false, focus: false, kittyKeyboard: true, cursorHidden: true, applicationCursor: false, applicationKeypad: true });
+    await feed(screen, "\x1b[?1000;1006h\x1b[?1h", "\x1b[<u\x1b>", "\x1b", "[?1049l\x1b[?25h");
+    expect(screen.modes).toEqual({ altScreen: false, bracketedPaste: true, mouse: true, focus: false, kittyKeyboard: false, cursorHidden: false, applicationCursor: true, applicationKeypad: false });
+    const bytes = Buffer.from("größe 日本\r\n");
+    for (const byte of bytes) screen.write(Buffer.from([byte]));
+    expect(screen.visible()[2]).toBe("größe 日本");
   });
 
   it("tracks the modes an agent turns on, so they can be turned off for the user", async () => {

@@ -3,9 +3,9 @@ import { Detector, type DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
 import { commandKeyBytes } from "./keys.js";
 import { spawnAgent, type AgentPty } from "../terminal/pty.js";
-import { ScreenProxy } from "../terminal/screen-proxy.js";
+import { Screen } from "../terminal/screen.js";
 import { stopAgent, type ExitSteps, type StopResult } from "./stop.js";
-import { LiveModes, TITLE_POP, TITLE_PUSH, holdTerminal, releaseTerminal, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
+import { TITLE_POP, TITLE_PUSH, holdTerminal, releaseTerminal, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
 import { formatDuration } from "../base/time.js";
 import { TitleFilter } from "./title.js";
 import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
@@ -56,13 +56,11 @@ export interface RunResult {
   // what the screen model read: the whole conversation and the last screen
   conversation: string;
   lastScreen: string[];
-  // characters of output the model could not keep up with
-  skipped: number;
 }
 
 export interface Run {
   readonly agent: AgentPty;
-  readonly screen: ScreenProxy;
+  readonly screen: Screen;
   readonly result: Promise<RunResult>;
   // Stops the agent gracefully (exit keys, then signals) and waits for the run to end.
   stop(options?: { keys?: boolean }): Promise<StopResult>;
@@ -79,7 +77,7 @@ export function startRun(options: HostOptions): Run {
     ? { cols: stdout.columns || 80, rows: stdout.rows || 24 }
     : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
   const started = Date.now();
-  const screen = new ScreenProxy({ ...size, scrollback: options.scrollback });
+  const screen = new Screen({ ...size, scrollback: options.scrollback });
   let agent: AgentPty;
   try {
     agent = spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
@@ -105,7 +103,6 @@ export function startRun(options: HostOptions): Run {
   let exited = false;
   // the agent's process has ended (its last output may still be on the way to the screen model)
   let gone = false;
-  const live = new LiveModes();
 
   const out = (data: Buffer | string): void => {
     if (prompt) {
@@ -156,8 +153,7 @@ export function startRun(options: HostOptions): Run {
     status: () => [
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
       `command: ${[options.file, ...options.args].join(" ")}`,
-      `screen ${screen.cols}x${screen.rows}${live.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
-      screen.skipped ? `the screen model skipped ${screen.skipped} characters it could not keep up with` : "the screen model is complete",
+      `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${titles.agentTitle}"`,
       ...describe.status(),
     ],
     ...(describe.agent ? { agent: describe.agent } : {}),
@@ -165,7 +161,7 @@ export function startRun(options: HostOptions): Run {
 
   const openPrompt = (rest: Buffer): void => {
     prompt = new CommandPrompt((text) => stdout.write(text), promptContext, key, () => screen.cols);
-    promptOwnsAltScreen = !live.modes.altScreen;
+    promptOwnsAltScreen = !screen.modes.altScreen;
     if (promptOwnsAltScreen) stdout.write("\x1b[?1049h");
     prompt.open();
     if (rest.length) handlePrompt(rest);
@@ -175,7 +171,7 @@ export function startRun(options: HostOptions): Run {
     if (!prompt) return;
     prompt = undefined;
     if (promptOwnsAltScreen) stdout.write("\x1b[?1049l");
-    if (live.modes.cursorHidden) stdout.write("\x1b[?25l");
+    if (screen.modes.cursorHidden) stdout.write("\x1b[?25l");
     const pending = Buffer.concat(held);
     held = [];
     heldBytes = 0;
@@ -241,10 +237,9 @@ export function startRun(options: HostOptions): Run {
   let endedLine = true;
   const stopData = agent.onData((chunk) => {
     if (chunk.length) endedLine = chunk[chunk.length - 1] === 0x0a;
-    live.write(chunk);
     const filtered = titles.filter(chunk);
     if (filtered.length) out(filtered);
-    screen.write(chunk);
+    screen.queue(chunk);
   });
   const stopReplies = interactive ? () => {} : screen.onReply((reply) => !exited && agent.write(reply));
 
@@ -255,8 +250,9 @@ export function startRun(options: HostOptions): Run {
       if (interactive) {
         setRawInput(false);
         // an agent on the normal screen that left its cursor mid-line: the next line is uuldana's, not a tail of its own
-        const newline = !live.modes.altScreen && !endedLine ? "\r\n" : "";
-        stdout.write(restoreSequence(live.modes) + TITLE_POP + newline);
+        const modes = screen.modes;
+        const newline = !modes.altScreen && !endedLine ? "\r\n" : "";
+        stdout.write(restoreSequence(modes) + TITLE_POP + newline);
       }
     }
   };
@@ -316,7 +312,6 @@ export function startRun(options: HostOptions): Run {
         typed: typedAnything,
         conversation: final.conversation,
         lastScreen: final.visible,
-        skipped: screen.skipped,
       };
     } finally {
       windUp();

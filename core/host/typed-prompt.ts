@@ -1,5 +1,5 @@
 import type { AgentPty } from "../terminal/pty.js";
-import type { ScreenProxy } from "../terminal/screen-proxy.js";
+import type { Screen } from "../terminal/screen.js";
 import { sleep } from "../base/time.js";
 
 export interface TypedPromptResult {
@@ -12,7 +12,7 @@ export interface TypedPromptResult {
 // text (bracketed when the agent asked for it), sends Enter on its own, and sends it once more if nothing changed.
 export async function typePrompt(
   agent: AgentPty,
-  screen: ScreenProxy,
+  screen: Screen,
   text: string,
   ready: (screen: readonly string[]) => boolean,
   options: { timeoutMs?: number; isDone?: () => boolean } = {},
@@ -38,7 +38,7 @@ export async function typePrompt(
 
 // --- internal ---
 
-async function changedWithin(screen: ScreenProxy, before: string, ms: number): Promise<boolean> {
+async function changedWithin(screen: Screen, before: string, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     await sleep(50);

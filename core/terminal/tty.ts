@@ -53,38 +53,6 @@ export function setRawInput(on: boolean): void {
   if (stdin.isTTY && stdin.isRaw !== on) stdin.setRawMode(on);
 }
 
-// The modes an agent has switched on in the user's terminal, read from its output as it passes through. The screen
-// model runs behind on a thread of its own; deciding what to draw or undo needs what the terminal has now.
-export class LiveModes {
-  readonly modes: TerminalModes = { ...NO_MODES };
-  private kittyDepth = 0;
-  // the start of a sequence cut off at the end of the last chunk
-  private carry = "";
-
-  write(chunk: Buffer): void {
-    // most chunks hold no escape at all; sequences are ASCII, so latin1 reads them without decoding UTF-8
-    if (!this.carry && !chunk.includes(0x1b)) return;
-    const text = this.carry + chunk.toString("latin1");
-    const cut = text.lastIndexOf("\x1b");
-    this.carry = cut !== -1 && text.length - cut < 24 && !/^\x1b(?:\[[?<>=]?[\d;]*[@-~]|[^[])/.test(text.slice(cut)) ? text.slice(cut) : "";
-    for (const match of text.matchAll(/\x1b\[\?([\d;]+)([hl])|\x1b\[>\d*u|\x1b\[<(\d*)u|\x1b([=>])/g)) {
-      if (match[1]) for (const param of match[1].split(";")) this.setPrivate(param, match[2] === "h");
-      else if (match[0].endsWith("u")) this.kittyDepth = match[0][2] === ">" ? this.kittyDepth + 1 : Math.max(0, this.kittyDepth - (Number(match[3]) || 1));
-      else this.modes.applicationKeypad = match[4] === "=";
-    }
-    this.modes.kittyKeyboard = this.kittyDepth > 0;
-  }
-
-  private setPrivate(param: string, on: boolean): void {
-    const modes = this.modes;
-    if (param === "1049" || param === "1047" || param === "47") modes.altScreen = on;
-    else if (param === "2004") modes.bracketedPaste = on;
-    else if (["9", "1000", "1002", "1003"].includes(param)) modes.mouse = on;
-    else if (param === "1004") modes.focus = on;
-    else if (param === "25") modes.cursorHidden = !on;
-    else if (param === "1") modes.applicationCursor = on;
-  }
-}
 // The standard streams that were a terminal when uuldana started.
 const STARTED_ON_TTY = [0, 1, 2].filter((fd) => isatty(fd));
 
