@@ -16,8 +16,8 @@ const manifest = (id: string, extra: Partial<Manifest> = {}): Manifest => ({
   levels: { ask: { args: ["--ask"] } },
   ...extra,
 });
-const installed: Detection = { installed: true, path: "/bin/x", version: "1.0.0", recognised: true, timedOut: false, problem: undefined };
-const missing: Detection = { installed: false, path: null, version: null, recognised: false, timedOut: false, problem: "no x on PATH" };
+const installed: Detection = { installed: true, path: "/bin/x", version: "1.0.0", recognised: true, timedOut: false, problem: undefined, versionFrom: "probe" };
+const missing: Detection = { installed: false, path: null, version: null, recognised: false, timedOut: false, problem: "no x on PATH", versionFrom: null };
 const entry = (key: string, id = key): Entry => ({ key, id, env: {}, args: [], origin: "config" });
 const noCooldowns: CooldownTable = { file: "cooldowns.json", entries: new Map(), problem: undefined };
 const now = new Date("2026-11-30T12:00:00Z");

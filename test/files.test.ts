@@ -4,6 +4,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { readRegularFile } from "../core/base/files.js";
 import { changeOrder } from "../core/config/agent-order.js";
 import { readCooldowns, updateCooldowns } from "../core/session/cooldowns.js";
 import { Journal } from "../core/session/journal.js";
@@ -348,5 +349,15 @@ describe("temporary files a killed uuldana left", () => {
     writeFileSync(join(folder, `prompt-1.txt.${process.ppid}.tmp`), "being written");
     new Journal(sandbox.data, "0zz00000t1").close();
     expect(readdirSync(folder).sort()).toEqual(["journal.jsonl", `prompt-1.txt.${process.ppid}.tmp`]);
+  });
+});
+
+describe("a read bounded in size", () => {
+  it("takes a file of exactly the bound, and refuses one byte more naming the file, as it refuses a named pipe", async () => {
+    const file = sandbox.write("package.json", "a".repeat(10));
+    expect(await readRegularFile(file, 10)).toBe("a".repeat(10));
+    writeFileSync(file, "a".repeat(11));
+    await expect(readRegularFile(file, 10)).rejects.toThrow(`${file} is larger than 10 bytes`);
+    await expect(readRegularFile(fifo(join(sandbox.dir, "pipe.json")), 10)).rejects.toThrow(`${join(sandbox.dir, "pipe.json")} is a named pipe (FIFO), not a file`);
   });
 });

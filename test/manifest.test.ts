@@ -59,6 +59,10 @@ const cases: [string, string][] = [
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /id (id): does not have the expected form\n    value: \"Stand In\"\n    allowed: text matching ^[a-z0-9][a-z0-9-]*$\n    hint: The provider id used in config.json, lower-case letters, digits and dashes (for example \"claude-code\").\n",
   ],
   [
+    "npm-package-with-version",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /npm_package (npm_package): does not have the expected form\n    value: \"@stand-in/cli@1.2.3\"\n    allowed: text matching ^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$\n    hint: The npm package the CLI ships in (for example \"@google/gemini-cli\"). When the executable found on PATH resolves, through symbolic links, to a file this package's package.json lists under bin, the version is that package.json's version and the CLI is not started; otherwise the version probe runs.\n",
+  ],
+  [
     "permission-flag-with-value",
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /permission_flags/1 (permission_flags[1]): does not have the expected form\n    value: \"--yolo=true\"\n    allowed: text matching ^-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*$\n    hint: The CLI's flags that change what it may do without asking (permission modes, approvals, sandbox, yolo), long and short. An entry's args or the arguments after -- that carry one of them, or a flag any level passes, are refused unless it is exactly the running level's own, value included; --flag=value and grouped short flags (-dy) are read too.\n",
   ],
@@ -104,7 +108,7 @@ const cases: [string, string][] = [
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"id\", \"name\", \"executables\", \"npm_package\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"account_env\", \"resume\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",

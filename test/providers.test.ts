@@ -1,5 +1,6 @@
-import { copyFileSync, existsSync, readFileSync, utimesSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
@@ -55,6 +56,7 @@ describe("providers list", () => {
         installed: true,
         path: join(sandbox.path, "delta"),
         version: "4.5.6",
+        version_from: "probe",
         level: "ask",
         prompt: "none",
         resting_until: null,
@@ -70,6 +72,7 @@ describe("providers list", () => {
         installed: true,
         path: join(sandbox.path, "alpha"),
         version: "1.2.3",
+        version_from: "probe",
         level: "ask",
         prompt: "argv",
         resting_until: null,
@@ -85,6 +88,7 @@ describe("providers list", () => {
         installed: true,
         path: join(sandbox.path, "beta"),
         version: null,
+        version_from: null,
         level: "ask",
         prompt: "argv",
         resting_until: null,
@@ -316,6 +320,126 @@ describe("version probes", () => {
       eligible: false,
       reasons: ['not recognised as Stand-in alpha: "alpha --version" printed "alpha 1.2.3"'],
     });
+  });
+});
+
+describe("versions read from npm packages", () => {
+  const pkg = "@fixture/alpha-cli";
+  const packageJson = { name: pkg, version: "7.8.9", bin: { alpha: "bin/alpha.sh" } };
+  let folder: string;
+
+  // Lays out a package as npm installs it: the bin target inside the package, a relative link to it on PATH.
+  function npmInstall(name: string, script: string, bin: string, json: Record<string, unknown>, link = name): string {
+    const packageFolder = join(sandbox.dir, "npm", "node_modules", String(json.name));
+    const target = join(packageFolder, bin);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(join(agents, script), target);
+    chmodSync(target, 0o755);
+    writeFileSync(join(packageFolder, "package.json"), JSON.stringify(json));
+    rmSync(join(sandbox.path, link), { force: true });
+    symlinkSync(relative(sandbox.path, target), join(sandbox.path, link));
+    return packageFolder;
+  }
+
+  beforeEach(() => {
+    dropIn("alpha", { npm_package: pkg });
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    folder = npmInstall("alpha", "version-agent.sh", "bin/alpha.sh", packageJson);
+  });
+
+  it("reads the version from the package.json without starting the CLI", async () => {
+    // a package.json without a name only sets its folder's module type: the package's own is further up
+    writeFileSync(join(folder, "bin", "package.json"), JSON.stringify({ type: "module" }));
+    const log = join(sandbox.dir, "probes.log");
+    const { rows } = await listJson([], { FAKE_PROBE_LOG: log });
+    expect(rows.map((row) => [row.entry, row.path, row.version, row.version_from, row.eligible])).toEqual([["alpha", join(sandbox.path, "alpha"), "7.8.9", "package", true]]);
+    expect(existsSync(log)).toBe(false);
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run.stdout).toBe(
+      [
+        "#  ENTRY  PROVIDER  VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha  alpha     7.8.9    ask    argv    -              ready",
+        "",
+        "Ceiling ask: a new session starts alpha at ask.",
+        "",
+      ].join("\n"),
+    );
+    expect(run.stderr).toBe("");
+  });
+
+  it("reads the built-in CLIs' versions from their packages, laid out as npm installs them", async () => {
+    const installs = [
+      ["claude", "@anthropic-ai/claude-code", "bin/claude.exe"],
+      ["codex", "@openai/codex", "bin/codex.js"],
+      ["gemini", "@google/gemini-cli", "bundle/gemini.js"],
+      ["qwen", "@qwen-code/qwen-code", "cli-entry.js"],
+      ["copilot", "@github/copilot", "npm-loader.js"],
+      ["opencode", "opencode-ai", "./bin/opencode.exe"],
+    ] as const;
+    for (const [name, id, bin] of installs) npmInstall(name, "real-version.sh", bin, { name: id, version: "9.0.1", bin: { [name]: bin } });
+    sandbox.write("config/config.json", { auto_detect: false, providers: ["claude-code", "codex", "gemini", "qwen", "copilot", "opencode"] });
+    const { rows } = await listJson();
+    expect(rows.map((row) => [row.entry, row.version, row.version_from])).toEqual([
+      ["claude-code", "9.0.1", "package"],
+      ["codex", "9.0.1", "package"],
+      ["gemini", "9.0.1", "package"],
+      ["qwen", "9.0.1", "package"],
+      ["copilot", "9.0.1", "package"],
+      ["opencode", "9.0.1", "package"],
+    ]);
+  });
+
+  const fifo = (file: string): void => {
+    rmSync(file);
+    expect(spawnSync("mkfifo", [file]).status).toBe(0);
+  };
+  const hostile: [string, (file: string) => void][] = [
+    ["is a named pipe", fifo],
+    ["is larger than 256 KiB", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, description: "x".repeat(256 * 1024) }))],
+    ["is not JSON", (file) => writeFileSync(file, `{ "name": "${pkg}", "version": "7.8.9",`)],
+    ["is JSON but not an object", (file) => writeFileSync(file, JSON.stringify([packageJson]))],
+    ["names another package", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, name: "@fixture/other-cli" }))],
+    ["has a version that is not a string", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, version: 7.8 }))],
+    ["has a version npm would not publish", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, version: "7.8.9\u001b]0;title\u0007" }))],
+    ["lists another file as its bin", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, bin: { alpha: "bin/other.sh" } }))],
+    ["lists no bin", (file) => writeFileSync(file, JSON.stringify({ ...packageJson, bin: undefined }))],
+    [
+      "is a symbolic link that loops",
+      (file) => {
+        rmSync(file);
+        symlinkSync("package.json", file);
+      },
+    ],
+  ];
+  it.each(hostile)("probes the CLI as before when its package.json %s", async (_, spoil) => {
+    spoil(join(folder, "package.json"));
+    const log = join(sandbox.dir, "probes.log");
+    const started = Date.now();
+    const { rows, stderr } = await listJson([], { FAKE_PROBE_LOG: log });
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(rows.map((row) => [row.version, row.version_from, row.eligible])).toEqual([["1.2.3", "probe", true]]);
+    expect(readFileSync(log, "utf8")).toBe("alpha\n");
+    expect(stderr).toBe("");
+  });
+
+  it("does not believe a package.json beside a script on PATH that is not the package's bin", async () => {
+    // a wrapper script in the PATH folder, with the package's package.json next to it naming a bin of its own
+    rmSync(join(sandbox.path, "alpha"));
+    install("alpha", "version-agent.sh");
+    writeFileSync(join(sandbox.path, "package.json"), JSON.stringify({ ...packageJson, bin: { alpha: "bin/alpha.sh" } }));
+    const { rows } = await listJson();
+    expect(rows.map((row) => [row.version, row.version_from])).toEqual([["1.2.3", "probe"]]);
+  });
+
+  it("does not look past the node_modules folder a script on PATH sits in", async () => {
+    // node_modules/.bin/alpha as a script (as some installers write it), the project's package.json two folders up
+    const bin = join(sandbox.dir, "project", "node_modules", ".bin");
+    mkdirSync(bin, { recursive: true });
+    copyFileSync(join(agents, "version-agent.sh"), join(bin, "alpha"));
+    chmodSync(join(bin, "alpha"), 0o755);
+    writeFileSync(join(sandbox.dir, "project", "package.json"), JSON.stringify({ ...packageJson, bin: { alpha: "node_modules/.bin/alpha" } }));
+    const { rows } = await listJson([], { PATH: `${bin}:${sandbox.env.PATH}` });
+    expect(rows.map((row) => [row.path, row.version, row.version_from])).toEqual([[join(bin, "alpha"), "1.2.3", "probe"]]);
   });
 });
 

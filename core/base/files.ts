@@ -28,7 +28,8 @@ export class FileProblem extends Error {
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 
 // Reads a file that must be a regular file (a link to one is fine); anything else is a FileProblem, never a hang.
-export async function readRegularFile(file: string): Promise<string> {
+// With maxBytes, a file longer than that is a FileProblem too, found without reading more than one byte past it.
+export async function readRegularFile(file: string, maxBytes?: number): Promise<string> {
   let handle;
   try {
     handle = await open(file, OPEN_FLAGS);
@@ -38,7 +39,18 @@ export async function readRegularFile(file: string): Promise<string> {
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw notAFile(file, info);
-    return await handle.readFile("utf8");
+    if (maxBytes === undefined) return await handle.readFile("utf8");
+    if (info.size > maxBytes) throw tooLarge(file, maxBytes);
+    // the file may grow between the stat and the read: read one byte more than allowed to see it did
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > maxBytes) throw tooLarge(file, maxBytes);
+    return buffer.toString("utf8", 0, length);
   } finally {
     await handle.close();
   }
@@ -115,6 +127,10 @@ export function removeLeftovers(folder: string, base?: string): void {
 }
 
 // --- internal ---
+
+function tooLarge(file: string, maxBytes: number): FileProblem {
+  return new FileProblem(file, `is larger than ${maxBytes} bytes`, "replace it with a smaller file, or remove it");
+}
 
 function notAFile(file: string, info: Stats): FileProblem {
   return new FileProblem(file, `is ${describeKind(info)}, not a file`, "replace it with a regular file, or remove it");

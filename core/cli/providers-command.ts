@@ -80,6 +80,7 @@ function toJson(row: Assessment): Record<string, unknown> {
     installed: row.detection?.installed === true,
     path: row.detection?.path ?? null,
     version: row.detection?.version ?? null,
+    version_from: row.detection?.versionFrom ?? null,
     level: row.level,
     prompt: row.prompt,
     resting_until: row.restingUntil?.toISOString() ?? null,

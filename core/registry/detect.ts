@@ -6,6 +6,7 @@ import type { Readable } from "node:stream";
 import { stripEscapes } from "../base/ansi.js";
 import { readRegularFile, removeLeftovers } from "../base/files.js";
 import type { Env } from "../base/paths.js";
+import { readPackageVersion } from "./npm-package.js";
 import type { Manifest } from "./types.js";
 
 // What uuldana found out about one provider's CLI on this machine.
@@ -16,6 +17,8 @@ export interface Detection {
   recognised: boolean;
   timedOut: boolean;
   problem: string | undefined;
+  // where the version was read: the package.json of the npm package the CLI ships in, or the CLI's own answer
+  versionFrom: "package" | "probe" | null;
 }
 
 export interface DetectOptions {
@@ -40,7 +43,8 @@ interface CachedProbe {
 const DEFAULT_TIMEOUT_SECONDS = 8;
 const MAX_OUTPUT = 16 * 1024;
 
-// Finds each provider's executable on PATH and reads its version, all probes at once, each bounded in time.
+// Finds each provider's executable on PATH and reads its version: from the package.json of the npm package the
+// manifest names when the executable is one of that package's own, else by probes run all at once, each bounded in time.
 export async function detectProviders(manifests: readonly Manifest[], options: DetectOptions): Promise<Map<string, Detection>> {
   const env = options.env ?? process.env;
   const platform = options.platform ?? process.platform;
@@ -56,7 +60,12 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
         const problem = found.notExecutable
           ? `${found.notExecutable} is not executable`
           : `no ${manifest.executables.join(" or ")} on PATH`;
-        return [manifest.id, { installed: false, path: null, version: null, recognised: false, timedOut: false, problem }];
+        return [manifest.id, { installed: false, path: null, version: null, recognised: false, timedOut: false, problem, versionFrom: null }];
+      }
+      // a CLI can take seconds to start just to print its version; its package says the same at once
+      const packaged = manifest.npm_package ? await readPackageVersion(found.path, manifest.npm_package) : undefined;
+      if (packaged) {
+        return [manifest.id, { installed: true, path: found.path, version: packaged, recognised: true, timedOut: false, problem: undefined, versionFrom: "package" }];
       }
       const key = [found.path, ...manifest.version.args].join("\0");
       const cached = cache[key];
@@ -83,12 +92,12 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
   const command = [manifest.executables[0], ...manifest.version.args].join(" ");
   if (probe.timedOut) {
     const seconds = manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
-    return { installed: true, path, version: null, recognised: false, timedOut: true, problem: `"${command}" gave no answer within ${seconds} s` };
+    return { installed: true, path, version: null, recognised: false, timedOut: true, problem: `"${command}" gave no answer within ${seconds} s`, versionFrom: null };
   }
   const output = stripEscapes(probe.output);
   const match = new RegExp(manifest.version.pattern, "m").exec(output);
   if (match) {
-    return { installed: true, path, version: match[1] ?? match[0], recognised: true, timedOut: false, problem: undefined };
+    return { installed: true, path, version: match[1] ?? match[0], recognised: true, timedOut: false, problem: undefined, versionFrom: "probe" };
   }
   const firstLine = output.trim().split("\n")[0]?.trim() ?? "";
   const shown = firstLine ? `printed "${firstLine.length > 60 ? `${firstLine.slice(0, 57)}...` : firstLine}"` : "printed nothing";
@@ -100,6 +109,7 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
     recognised: false,
     timedOut: false,
     problem: `not recognised as ${manifest.name}: "${command}" ${shown}${status}`,
+    versionFrom: null,
   };
 }
 

@@ -15,6 +15,8 @@ export interface Manifest {
   id: string;
   name: string;
   executables: string[];
+  // the npm package the CLI ships in: its package.json gives the version when the executable is one of its bins
+  npm_package?: string;
   version: { args: string[]; pattern: string; timeout_seconds?: number };
   args?: string[];
   prompt?: { mode: PromptMode; flag?: string; ready?: string };

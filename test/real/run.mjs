@@ -1,6 +1,7 @@
 // npm run test:real — checks every built-in manifest against the real agent CLI it describes:
-// the version pattern matches, every flag it uses is in the CLI's --help, and the CLI started with
-// each level's flags accepts them and (where its screen names the mode) shows the right one.
+// the version pattern matches and gives the version its npm package's package.json holds, every flag it uses is in
+// the CLI's --help, and the CLI started with each level's flags accepts them and (where its screen names the mode)
+// shows the right one.
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -171,13 +172,23 @@ const manifests = readdirSync(join(root, "manifests")).map((file) => JSON.parse(
 const tested = manifests.filter((manifest) => harnesses[manifest.id]);
 for (const manifest of manifests) if (!harnesses[manifest.id]) console.log(`skip ${manifest.id}: not installable from npm here`);
 
-const detections = await detectProviders(tested, {
-  env: { ...process.env, PATH: `${bins}${delimiter}${process.env.PATH}` },
-  cacheDir: mkdtempSync(join(tmpdir(), "uuldana-real-cache-")),
-});
+// the probes run without npm_package, else each package's own version would answer first and the patterns go untested
+const detect = (manifests) =>
+  detectProviders(manifests, {
+    env: { ...process.env, PATH: `${bins}${delimiter}${process.env.PATH}` },
+    cacheDir: mkdtempSync(join(tmpdir(), "uuldana-real-cache-")),
+  });
+const detections = await detect(tested.map(({ npm_package, ...manifest }) => manifest));
+const packaged = await detect(tested);
 for (const manifest of tested) {
   const found = detections.get(manifest.id);
   check(found?.recognised === true, `${manifest.id}: version ${found?.version ?? "?"} recognised by its pattern`, found?.problem ?? "");
+  const fromPackage = packaged.get(manifest.id);
+  check(
+    manifest.npm_package === harnesses[manifest.id].package && fromPackage?.versionFrom === "package" && fromPackage.version === found?.version,
+    `${manifest.id}: the package.json of ${manifest.npm_package} gives the version --version prints`,
+    `npm_package ${manifest.npm_package}, installed from ${harnesses[manifest.id].package}; package.json: ${fromPackage?.version} (${fromPackage?.versionFrom}), --version: ${found?.version}`,
+  );
   if (!found?.path) continue;
   checkHelp(manifest.id, manifest, found.path);
   checkRules(manifest.id, manifest, found.path);
