@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError, Option } from "commander";
+import { Argument, Command, CommanderError, Option } from "commander";
 
 import { loadContext } from "../config/context.js";
 import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError } from "../base/errors.js";
@@ -7,6 +7,7 @@ import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
 import type { CommandResult } from "./result.js";
+import { LISTED_VALUES, SHELLS, completionTree, type ListedValues, type Shell } from "./completion-tree.js";
 import { safeOutput } from "../base/safe-text.js";
 import { STOP_SIGNALS } from "../base/process.js";
 import { writePendingCooldowns } from "../session/cooldowns.js";
@@ -207,6 +208,18 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .exitOverride()
     .action(async (paths: string[]) => {
       done(await validateManifests(paths, process.cwd()));
+    });
+
+  program
+    .command("completion")
+    .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
+    .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))
+    // what the scripts ask for at a Tab press; not a command for people
+    .addOption(new Option("--values <kind>", "print the entry keys or session ids, one a line").choices(LISTED_VALUES).hideHelp())
+    .exitOverride()
+    .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
+      const { listValues, printCompletion } = await import("./completion-command.js");
+      done(options.values ? await listValues(options.values, commandContext) : printCompletion(shell, completionTree(program), VERSION));
     });
 
   for (const group of [sessions, cooldowns, providers]) refuseUnknownWords(group);

@@ -91,13 +91,24 @@ export function findSession(dataDir: string, id: string): Session {
 }
 
 export function readSessions(dataDir: string): Session[] {
-  if (!checkSessionsFolder(dataDir)) return [];
   const folder = join(dataDir, "sessions");
-  // a session is a folder named by its id; anything else there is not one
-  return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && /^[0-9a-z]+$/.test(entry.name))
-    .map((entry) => readSession(entry.name, join(folder, entry.name)))
+  return sessionFolders(dataDir)
+    .map((id) => readSession(id, join(folder, id)))
     .sort((a, b) => (b.summary.started ?? "").localeCompare(a.summary.started ?? "") || b.summary.id.localeCompare(a.summary.id));
+}
+
+// The ids of the sessions, newest first (an id begins with its creation time), without reading a journal: what a
+// Tab press offers.
+export function sessionIds(dataDir: string): string[] {
+  return sessionFolders(dataDir).sort().reverse();
+}
+
+// a session is a folder named by its id; anything else there is not one
+function sessionFolders(dataDir: string): string[] {
+  if (!checkSessionsFolder(dataDir)) return [];
+  return readdirSync(join(dataDir, "sessions"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && /^[0-9a-z]+$/.test(entry.name))
+    .map((entry) => entry.name);
 }
 
 function readSession(id: string, folder: string): Session {
