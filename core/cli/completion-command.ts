@@ -1,11 +1,9 @@
-import { statSync } from "node:fs";
-import { delimiter, join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
-import { resolveDirs, type Env } from "../base/paths.js";
+import { resolveDirs } from "../base/paths.js";
 import type { Context } from "../config/context.js";
 import { loadRegistry } from "../registry/registry.js";
-import type { Detection } from "../registry/detect.js";
+import { PathLookup, type Detection } from "../registry/detect.js";
 import { buildPriorityList } from "../session/eligibility.js";
 import { sessionIds } from "../session/sessions.js";
 import { completionScript } from "./completion-scripts.js";
@@ -49,26 +47,10 @@ async function entryKeys(context: Context): Promise<string[]> {
   const registry = await loadRegistry({ configDir: dirs.config, packs: config.packs, env }).catch(() => undefined);
   if (!registry) return config.entries.map((entry) => entry.key);
   const providers = new Map([...registry.providers].map(([id, record]) => [id, record.manifest]));
-  const found: Detection = { installed: true, path: null, version: null, recognised: false, timedOut: false, problem: undefined };
-  const detections = new Map([...providers].filter(([, manifest]) => onPath(manifest.executables, env)).map(([id]) => [id, found]));
+  const found: Detection = { installed: true, path: null, version: null, recognised: false, timedOut: false, problem: undefined, versionFrom: null };
+  const lookup = new PathLookup(env, process.platform);
+  const installed = await Promise.all([...providers].map(async ([id, manifest]) => ((await lookup.find(manifest.executables)).path ? id : undefined)));
+  const detections = new Map(installed.filter((id): id is string => id !== undefined).map((id) => [id, found]));
   return buildPriorityList({ entries: config.entries, autoDetect: true, providers, detections }).map((entry) => entry.key);
 }
 
-// Whether one of the names is an executable file in a folder of PATH.
-function onPath(names: readonly string[], env: Env): boolean {
-  const windows = process.platform === "win32";
-  const folders = (env.PATH ?? env.Path ?? "").split(delimiter).filter(Boolean);
-  const extensions = windows ? (env.PATHEXT ?? ".COM;.EXE;.BAT;.CMD").split(";") : [""];
-  return names.some((name) =>
-    folders.some((folder) =>
-      extensions.some((extension) => {
-        try {
-          const info = statSync(join(folder, name + extension));
-          return info.isFile() && (windows || (info.mode & 0o111) !== 0);
-        } catch {
-          return false;
-        }
-      }),
-    ),
-  );
-}

@@ -169,7 +169,8 @@ function killTree(pid: number | undefined): void {
   }
 }
 
-class PathLookup {
+// Finds executables in the folders of PATH, each folder listed once.
+export class PathLookup {
   private readonly dirs: string[];
   private readonly extensions: string[];
   private readonly listings = new Map<string, Promise<Set<string> | undefined>>();
