@@ -226,7 +226,7 @@ describe("project config", () => {
     expect((await load(nested)).projectFile).toBeUndefined();
   });
 
-  it("never runs code from the repository: JavaScript configs and cosmiconfig's meta config are not loaded", async () => {
+  it("never runs code from the repository: JavaScript configs and .config folders are not loaded", async () => {
     const marker = join(sandbox.dir, "ran");
     const code = `require("fs").writeFileSync(${JSON.stringify(marker)}, "x"); module.exports = { searchPlaces: ["evil.cjs"] };`;
     sandbox.write("project/.config/config.cjs", code);

@@ -208,22 +208,29 @@ export function startRun(options: HostOptions): Run {
       else if (char >= " ") typing += char;
     }
   };
+  // The key path: the command-key check, then the bytes go to the agent; what uuldana notes of them comes after.
   const onInput = (data: Buffer): void => {
     if (exited) return;
-    typedAnything = true;
-    detector?.noteInput(data.toString("utf8").replace(/[\x00-\x1f\x7f]/g, " "));
-    if (!prompt) noteTurns(data.toString("utf8"));
-    if (prompt) return handlePrompt(data);
-    if (!interactive) return agent.write(data);
-    let at = data.indexOf(key.byte);
-    let length = 1;
-    if (at === -1) {
-      at = data.indexOf(key.kitty);
-      length = key.kitty.length;
+    const toAgent = !prompt;
+    if (prompt) handlePrompt(data);
+    else if (!interactive) agent.write(data);
+    else {
+      let at = data.indexOf(key.byte);
+      let length = 1;
+      if (at === -1) {
+        at = data.indexOf(key.kitty);
+        length = key.kitty.length;
+      }
+      if (at === -1) agent.write(data);
+      else {
+        if (at > 0) agent.write(data.subarray(0, at));
+        openPrompt(data.subarray(at + length));
+      }
     }
-    if (at === -1) return agent.write(data);
-    if (at > 0) agent.write(data.subarray(0, at));
-    openPrompt(data.subarray(at + length));
+    typedAnything = true;
+    const text = data.toString("utf8");
+    detector?.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
+    if (toAgent) noteTurns(text);
   };
 
   const onResize = (): void => {

@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 
@@ -37,6 +37,7 @@ export interface SpawnOptions {
 interface NodePtyTerminal {
   pid: number;
   ptsName?: string;
+  fd?: number;
   write(data: string | Buffer): void;
   resize(cols: number, rows: number): void;
   onData(listener: (data: Buffer | string) => void): { dispose(): void };
@@ -96,10 +97,13 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
       resolve({ exitCode, signal: signal ? signal : undefined });
     });
   });
+  const input = IS_WINDOWS || typeof child.fd !== "number" ? undefined : new DirectInput(child.fd);
   return {
     pid: child.pid,
     write(data) {
-      if (!gone) child.write(data);
+      if (gone) return;
+      if (input) input.write(typeof data === "string" ? Buffer.from(data, "utf8") : data);
+      else child.write(data);
     },
     resize(cols, rows) {
       if (gone) return;
@@ -121,6 +125,60 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
 }
 
 // --- internal ---
+
+// Input for the agent written to the terminal at once, in the same turn of the event loop as the key that brought
+// it, rather than through a write on another thread; what the terminal cannot take yet waits, in order, and is
+// tried again a millisecond later.
+class DirectInput {
+  private readonly waiting: Buffer[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly fd: number) {}
+
+  write(data: Buffer): void {
+    if (data.length === 0) return;
+    if (this.waiting.length) {
+      this.waiting.push(Buffer.from(data));
+      return;
+    }
+    const rest = this.attempt(data);
+    if (rest) this.wait(Buffer.from(rest));
+  }
+
+  // --- internal ---
+
+  // Writes what the terminal takes now; the part it did not take, if any.
+  private attempt(data: Buffer): Buffer | undefined {
+    let written = 0;
+    try {
+      while (written < data.length) written += writeSync(this.fd, data, written);
+      return undefined;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EAGAIN") return data.subarray(written);
+      // the terminal is closed: the agent is gone, and its input with it
+      this.waiting.length = 0;
+      return undefined;
+    }
+  }
+
+  private wait(rest: Buffer): void {
+    this.waiting.push(rest);
+    this.timer ??= setTimeout(() => this.drain(), 1);
+  }
+
+  private drain(): void {
+    this.timer = undefined;
+    while (this.waiting.length) {
+      const rest = this.attempt(this.waiting[0]!);
+      if (rest) {
+        this.waiting[0] = rest;
+        this.timer = setTimeout(() => this.drain(), 1);
+        return;
+      }
+      this.waiting.shift();
+    }
+  }
+}
 
 function loadNodePty(): NodePty {
   if (nodePty) return nodePty;
