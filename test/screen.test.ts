@@ -103,6 +103,20 @@ describe("the screen model", () => {
     expect(screen.takeDrawn()).toMatchObject({ grew: 0, redrawn: [] });
   });
 
+  it.each([
+    ["plain text", ""],
+    ["text with escape sequences all through it", "\x1b[1m"],
+  ])("keeps exactly the last lines of a flood of %s, however the flood is parsed", async (_kind, style) => {
+    const screen = new Screen({ cols: 40, rows: 5, scrollback: 100 });
+    await feed(screen, "\x1b[?1049h\x1b[?1049lbefore the flood\r\n", "\x1b[3;1Hhalf-drawn");
+    const lines = Array.from({ length: 3000 }, (_, i) => `flood line ${i + 1} ${"=".repeat(i % 20)}`.trimEnd());
+    screen.queue(Buffer.from(lines.map((line) => `${style}${line}\r\n`).join("")));
+    const { conversation, visible } = await screen.read({ conversation: true });
+    // the 100 rows that scrolled off and the 5 on the screen, the last of them the empty row the cursor is on
+    expect(conversation.split("\n")).toEqual(lines.slice(-104));
+    expect(visible).toEqual([...lines.slice(-4), ""]);
+  });
+
   it("knows the modes as the output passes, even when a sequence or a character is split between chunks", async () => {
     const screen = new Screen({ cols: 20, rows: 4 });
     await feed(screen, "plain text, no escape\r\n", "\x1b[?104", "9h\x1b[?25l", "\x1b[?2004h\x1b[>1u\x1b=");

@@ -39,9 +39,12 @@ export interface ScreenSnapshot {
 const MAX_DRAWN = 400;
 // the most rows a repaint is looked at for having moved the content up
 const MAX_SHIFT = 8;
-// output queued for the model goes in together this much later, or once this much has come
+// output queued for the model goes in together this much later; while output floods in, it gathers for longer
+// (up to this much, or this long), so that a flood is parsed in batches large enough to pass over what scrolls away
 const BATCH_DELAY_MS = 8;
-const BATCH_BYTES = 256 * 1024;
+const FLOOD_BYTES = 256 * 1024;
+const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+const MAX_BATCH_MS = 200;
 
 export class Screen {
   private readonly vt: VtStream;
@@ -59,6 +62,7 @@ export class Screen {
   private drawnListener: ((drawn: DrawnBatch) => void) | undefined;
   private queued: Buffer[] = [];
   private queuedBytes = 0;
+  private queuedSince = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(options: ScreenOptions) {
@@ -81,13 +85,11 @@ export class Screen {
   // Queues output for the model: chunks go in together a few milliseconds later, after the pass-through has
   // written them, so a flood is parsed in large batches and a keystroke's echo never waits for the model.
   queue(chunk: Buffer): void {
+    if (this.queued.length === 0) this.queuedSince = Date.now();
     this.queued.push(chunk);
     this.queuedBytes += chunk.length;
-    if (this.queuedBytes >= BATCH_BYTES) this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
-      this.timer.unref();
-    }
+    if (this.queuedBytes >= MAX_BATCH_BYTES) this.flush();
+    else if (!this.timer) this.wait(BATCH_DELAY_MS);
   }
 
   // Everything queued, parsed: the visible screen, the rows changed since the last read that asked for them,
@@ -214,6 +216,19 @@ export class Screen {
 
   // --- internal ---
 
+  private wait(ms: number): void {
+    this.timer = setTimeout(() => this.due(), ms);
+    this.timer.unref();
+  }
+
+  // At the batch's time: a flood still coming in gathers on, within bounds; anything else is parsed now.
+  private due(): void {
+    this.timer = undefined;
+    const age = Date.now() - this.queuedSince;
+    if (this.queuedBytes >= FLOOD_BYTES && age + BATCH_DELAY_MS <= MAX_BATCH_MS) return this.wait(BATCH_DELAY_MS);
+    this.flush();
+  }
+
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -221,7 +236,10 @@ export class Screen {
     const batch = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued, this.queuedBytes);
     this.queued = [];
     this.queuedBytes = 0;
-    this.write(batch);
+    const from = this.vt.passOver(batch);
+    // the lines drawn before the part passed over would have left the list too
+    if (from > 0) this.drawn = [];
+    this.write(from > 0 ? batch.subarray(from) : batch);
   }
 
   // At a line feed: the row it completed is drawn; on the alternate screen, the scroll region may have moved.

@@ -20,6 +20,9 @@ export class Row {
   private plain = true;
   private clusters: Map<number, string> | undefined;
   private cached: string | undefined;
+  // a row written in one piece of plain ASCII from its first column: the text itself, its cells not yet filled
+  // (most rows of a flood are never touched again before they scroll away)
+  private raw: string | undefined;
 
   constructor(cols: number) {
     this.cells = new Uint16Array(cols);
@@ -38,13 +41,21 @@ export class Row {
 
   // How many columns the row's text takes, trailing blanks left out.
   textWidth(): number {
+    if (this.raw !== undefined) return this.text().length;
     let end = this.length;
     while (end > 0 && (this.cells[end - 1] === BLANK || this.cells[end - 1] === 0x20)) end--;
     return end;
   }
 
   // ASCII bytes written from column x on (the caller has made room and checked the width).
-  writeBytes(bytes: Uint8Array, from: number, to: number, x: number): void {
+  writeBytes(bytes: Buffer, from: number, to: number, x: number): void {
+    if (x === 0 && this.length === 0 && this.raw === undefined) {
+      this.raw = bytes.toString("latin1", from, to);
+      this.length = to - from;
+      this.cached = undefined;
+      return;
+    }
+    this.materialize();
     const cells = this.cells;
     const end = x + to - from;
     if (!this.plain) this.overwrite(x, end);
@@ -55,6 +66,7 @@ export class Row {
   }
 
   write(x: number, codePoint: number, width: number): void {
+    this.materialize();
     const cells = this.cells;
     this.overwrite(x, x + width);
     if (codePoint > 0xffff) (this.clusters ??= new Map()).set(x, String.fromCodePoint(codePoint));
@@ -67,6 +79,7 @@ export class Row {
 
   // A mark joined to the character in column x.
   join(x: number, mark: string): void {
+    this.materialize();
     const cells = this.cells;
     if (x >= this.length || cells[x] === BLANK) return;
     const base = cells[x] === CLUSTER ? this.clusters!.get(x)! : String.fromCharCode(cells[x]!);
@@ -79,6 +92,7 @@ export class Row {
   }
 
   erase(from: number, to: number): void {
+    this.materialize();
     const end = Math.min(to, this.length);
     if (from >= end) return;
     if (end === this.length && from === 0) return this.clear();
@@ -92,6 +106,7 @@ export class Row {
   // Characters inserted at x (blanks), pushing the rest right; those pushed past cols are lost.
   insert(x: number, count: number, cols: number): void {
     if (x >= this.length) return;
+    this.materialize();
     const cells = this.cells;
     this.overwrite(x, x);
     const end = Math.min(this.length + count, cols);
@@ -109,6 +124,7 @@ export class Row {
   // Characters deleted at x, pulling the rest left.
   delete(x: number, count: number): void {
     if (x >= this.length) return;
+    this.materialize();
     const cells = this.cells;
     const n = Math.min(count, this.length - x);
     this.overwrite(x, x + n);
@@ -122,7 +138,8 @@ export class Row {
   }
 
   clear(): void {
-    this.cells.fill(BLANK, 0, this.length);
+    if (this.raw === undefined) this.cells.fill(BLANK, 0, this.length);
+    this.raw = undefined;
     this.length = 0;
     this.plain = true;
     this.clusters = undefined;
@@ -132,6 +149,7 @@ export class Row {
   // Room for at least cols cells (after the screen grew wider).
   widen(cols: number): void {
     if (this.cells.length >= cols) return;
+    this.materialize();
     const cells = new Uint16Array(cols);
     cells.set(this.cells);
     this.cells = cells;
@@ -159,7 +177,17 @@ export class Row {
     this.clusters = moved;
   }
 
+  // The text of a row written in one piece, put into its cells before anything changes them.
+  private materialize(): void {
+    const raw = this.raw;
+    if (raw === undefined) return;
+    this.raw = undefined;
+    const cells = this.cells;
+    for (let i = 0; i < raw.length; i++) cells[i] = raw.charCodeAt(i);
+  }
+
   private render(): string {
+    if (this.raw !== undefined) return this.raw;
     const cells = this.cells;
     if (this.plain) return LITTLE_ENDIAN ? this.bytes.toString("utf16le", 0, this.length * 2) : fromCodes(cells, this.length);
     const codes = new Uint16Array(this.length);
@@ -231,6 +259,11 @@ export class Grid {
   rowAt(y: number): Row {
     const at = this.base + y;
     return this.ring[at < this.height ? at : at - this.height]!;
+  }
+
+  // How many rows the screen keeps once they scroll off.
+  get keptCapacity(): number {
+    return this.scrollback;
   }
 
   // How many kept rows there are: at most the scrollback asked for.

@@ -60,7 +60,8 @@ export class VtStream {
     this.tabs = defaultTabs(cols);
   }
 
-  write(bytes: Uint8Array): void {
+  write(data: Uint8Array): void {
+    const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const length = bytes.length;
     let i = 0;
     while (i < length) {
@@ -83,6 +84,32 @@ export class VtStream {
     }
   }
 
+  // Where parsing a batch of output may begin: past a beginning of plain text (no escape sequences, nothing but
+  // line feeds, returns, tabs and backspaces) that is followed by more lines than the screen and its history hold.
+  // Those lines push everything before them out of both, so the screen after the batch is the same whether the
+  // beginning is parsed or passed over; passing over it lets a flood of output through at the terminal's speed.
+  // 0 when the batch does not allow it.
+  passOver(bytes: Buffer): number {
+    const grid = this.grid;
+    if (this.state !== GROUND || this.needed > 0 || grid !== this.normal || grid.top !== 0 || grid.bottom !== grid.height - 1) return 0;
+    const lines = grid.keptCapacity + grid.height;
+    // the start of the lines that stay: just after the (lines + 1)-th line feed from the end
+    let at = bytes.length;
+    for (let n = 0; n <= lines; n++) {
+      at = bytes.lastIndexOf(0x0a, at - 1);
+      if (at <= 0) return 0;
+    }
+    // the beginning ends with a return and a line feed, so the lines that stay begin in the first column
+    if (bytes[at - 1] !== 0x0d) return 0;
+    const end = at + 1;
+    if (bytes.subarray(0, end).indexOf(0x1b) !== -1 || hasC1(bytes, end)) return 0;
+    grid.reset();
+    grid.y = grid.height - 1;
+    grid.scrolls += lines;
+    this.lastPrinted = 0;
+    return end;
+  }
+
   resize(cols: number, rows: number): void {
     this.normal.resize(cols, rows);
     this.alt.resize(cols, rows);
@@ -93,7 +120,7 @@ export class VtStream {
 
   // --- internal ---
 
-  private printAscii(bytes: Uint8Array, from: number, to: number): void {
+  private printAscii(bytes: Buffer, from: number, to: number): void {
     this.lastPrinted = bytes[to - 1]!;
     if (this.flags.insert) {
       for (let i = from; i < to; i++) this.print(bytes[i]!, 1);
@@ -614,6 +641,14 @@ interface Cursor {
 }
 
 const HOME: Cursor = { x: 0, y: 0 };
+
+// Whether the first `end` bytes hold a C1 control written as a character (U+0080 to U+009F, which act as escapes).
+function hasC1(bytes: Buffer, end: number): boolean {
+  for (let at = bytes.indexOf(0xc2); at !== -1 && at < end - 1; at = bytes.indexOf(0xc2, at + 1)) {
+    if (bytes[at + 1]! >= 0x80 && bytes[at + 1]! < 0xa0) return true;
+  }
+  return false;
+}
 
 function defaultTabs(cols: number): Uint8Array {
   const tabs = new Uint8Array(cols);
