@@ -131,7 +131,9 @@ function heldLock(path: string, token: string): HeldLock {
   };
 }
 
-async function inspectLock(path: string, me: Identity): Promise<Found> {
+// A folder without its record is looked at twice: between the failed read of the record and the listing of the
+// folder, the lock may have been let go and another taken (whose record is there by the second look).
+async function inspectLock(path: string, me: Identity, again = true): Promise<Found> {
   let info;
   try {
     info = await lstat(path);
@@ -149,6 +151,10 @@ async function inspectLock(path: string, me: Identity): Promise<Found> {
       const names = await readdir(path).catch(() => undefined);
       if (!names) return { kind: "missing" };
       if (names.length === 0) return { kind: "empty" };
+      if (again) {
+        if (!names.includes(HOLDER_FILE)) await sleep(20);
+        return inspectLock(path, me, false);
+      }
     }
     return { kind: "stray", reason: `${path} is a folder without a holder record (${HOLDER_FILE}), not a lock uuldana made; ${remove}` };
   }

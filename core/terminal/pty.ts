@@ -42,6 +42,7 @@ interface NodePtyTerminal {
   resize(cols: number, rows: number): void;
   onData(listener: (data: Buffer | string) => void): { dispose(): void };
   onExit(listener: (event: { exitCode: number; signal?: number }) => void): { dispose(): void };
+  on(event: string, listener: (...args: unknown[]) => void): void;
 }
 
 interface NodePty {
@@ -49,6 +50,9 @@ interface NodePty {
 }
 
 let nodePty: NodePty | undefined;
+
+// how long no output must have come after the agent's exit before its terminal is let go
+const DRAINED_MS = 15;
 
 // Loads node-pty now, so that a broken install is reported before a session starts rather than after its banner.
 // Only commands that run an agent call it: the rest must work without the native module.
@@ -88,6 +92,28 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
     if (slave !== undefined) closeSync(slave);
     slave = undefined;
   };
+  // node-pty reports the exit only once the terminal has closed, which it cannot while uuldana holds the other
+  // side: it learns of the exit first and waits for the close (for 200 ms at most). The moment it starts waiting
+  // (it listens for "close") the agent is gone; its last output is read, and once none has come for a moment the
+  // other side is let go, so the exit is reported without that wait.
+  let lastData = Date.now();
+  const letGoWhenDrained = (): void => {
+    if (slave === undefined) return;
+    const idle = Date.now() - lastData;
+    if (idle < DRAINED_MS) return void setTimeout(letGoWhenDrained, DRAINED_MS - idle).unref();
+    // after one more look for output (the poll for input runs between a timer and an immediate), so output that
+    // waited while the event loop was busy is read first
+    setImmediate(() => {
+      if (Date.now() - lastData >= DRAINED_MS) release();
+      else letGoWhenDrained();
+    }).unref();
+  };
+  if (slave !== undefined && typeof child.on === "function") {
+    child.on("newListener", (event) => {
+      if (event === "close") setTimeout(letGoWhenDrained, DRAINED_MS).unref();
+    });
+  }
+  child.onData(() => (lastData = Date.now()));
   // once the agent is gone its terminal is closed: writing to it or resizing it has nothing left to do
   let gone = false;
   const exited = new Promise<AgentExit>((resolve) => {
