@@ -117,6 +117,14 @@ describe("the screen model", () => {
     expect(visible).toEqual([...lines.slice(-4), ""]);
   });
 
+  it("places the cursor as terminals do: within the scroll region in origin mode, saved and restored, held at the last column without autowrap", async () => {
+    const screen = new Screen({ cols: 10, rows: 6 });
+    await feed(screen, "\x1b[3;5r\x1b[?6h\x1b[1;1Horigin\x1b[?6l\x1b[r");
+    await feed(screen, "\x1b[6;1Hbottom\x1b7\x1b[1;1Htop\x1b8!");
+    await feed(screen, "\x1b[?7l\x1b[2;1Habcdefghijklmnop\x1b[?7h");
+    expect(screen.visible()).toEqual(["top", "abcdefghip", "origin", "", "", "bottom!"]);
+  });
+
   it("knows the modes as the output passes, even when a sequence or a character is split between chunks", async () => {
     const screen = new Screen({ cols: 20, rows: 4 });
     await feed(screen, "plain text, no escape\r\n", "\x1b[?104", "9h\x1b[?25l", "\x1b[?2004h\x1b[>1u\x1b=");
