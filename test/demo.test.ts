@@ -16,7 +16,8 @@ const readme = readFileSync(join(root, "README.md"), "utf8");
 function mask(line: string): string {
   return line
     .replace(/\/tmp\/uuldana-demo-\w+/g, "FOLDER")
-    .replace(/\b0z[0-9a-z]{8}\b/g, "SESSION")
+    // a session id: six base-36 characters of seconds since 2025 (a digit first until 2044), four random ones
+    .replace(/\b[0-9][0-9a-z]{9}\b/g, "SESSION")
     .replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g, "INSTANT")
     .replace(/^\d\d:\d\d {2}/, "HH:MM  ")
     .replace(/resets [A-Z][a-z]{2} \d{1,2}, 9am/, "resets DAY, 9am")
