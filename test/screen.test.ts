@@ -4,7 +4,6 @@ import { Screen } from "../core/terminal/screen.js";
 
 async function feed(screen: Screen, ...chunks: string[]): Promise<void> {
   for (const chunk of chunks) screen.write(Buffer.from(chunk, "utf8"));
-  await screen.settle();
 }
 
 describe("the screen model", () => {

@@ -103,12 +103,6 @@ export class Screen {
     });
   }
 
-  // Resolves once everything queued so far has been parsed.
-  settle(): Promise<void> {
-    this.flush();
-    return Promise.resolve();
-  }
-
   resize(cols: number, rows: number): void {
     this.flush();
     this.vt.resize(cols, rows);

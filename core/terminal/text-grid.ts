@@ -231,7 +231,8 @@ export class Grid {
   constructor(
     public cols: number,
     public height: number,
-    private readonly scrollback: number,
+    // how many rows it keeps once they scroll off
+    readonly scrollback: number,
   ) {
     this.ring = Array.from({ length: height }, () => new Row(cols));
     this.bottom = height - 1;
@@ -259,11 +260,6 @@ export class Grid {
   rowAt(y: number): Row {
     const at = this.base + y;
     return this.ring[at < this.height ? at : at - this.height]!;
-  }
-
-  // How many rows the screen keeps once they scroll off.
-  get keptCapacity(): number {
-    return this.scrollback;
   }
 
   // How many kept rows there are: at most the scrollback asked for.
@@ -310,11 +306,7 @@ export class Grid {
   }
 
   scrollDown(n: number): void {
-    const count = Math.min(n, this.bottom - this.top + 1);
-    for (let i = 0; i < count; i++) {
-      this.rows.splice(this.bottom, 1);
-      this.rows.splice(this.top, 0, new Row(this.cols));
-    }
+    this.blanksIn(this.top, n);
   }
 
   // A line feed: the row it moves to is not a continuation of the one above, whatever it was before.
@@ -334,20 +326,16 @@ export class Grid {
   // Lines inserted or deleted at the cursor's row, within the scroll region.
   insertLines(n: number): void {
     if (this.y < this.top || this.y > this.bottom) return;
-    const count = Math.min(n, this.bottom - this.y + 1);
-    for (let i = 0; i < count; i++) {
-      this.rows.splice(this.bottom, 1);
-      this.rows.splice(this.y, 0, new Row(this.cols));
-    }
+    this.blanksIn(this.y, n);
     this.x = 0;
   }
 
   deleteLines(n: number): void {
     if (this.y < this.top || this.y > this.bottom) return;
-    const count = Math.min(n, this.bottom - this.y + 1);
-    for (let i = 0; i < count; i++) {
-      this.rows.splice(this.y, 1);
-      this.rows.splice(this.bottom, 0, new Row(this.cols));
+    const rows = this.rows;
+    for (let i = Math.min(n, this.bottom - this.y + 1); i > 0; i--) {
+      rows.splice(this.y, 1);
+      rows.splice(this.bottom, 0, new Row(this.cols));
     }
     this.x = 0;
   }
@@ -430,6 +418,15 @@ export class Grid {
   }
 
   // --- internal ---
+
+  // n blank rows come in at row `from`, pushing the rows below down; those pushed past the region's bottom are gone.
+  private blanksIn(from: number, n: number): void {
+    const rows = this.rows;
+    for (let i = Math.min(n, this.bottom - from + 1); i > 0; i--) {
+      rows.splice(this.bottom, 1);
+      rows.splice(from, 0, new Row(this.cols));
+    }
+  }
 
   private blankRow(y: number): void {
     const row = this.rowAt(y);

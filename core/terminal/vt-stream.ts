@@ -92,7 +92,7 @@ export class VtStream {
   passOver(bytes: Buffer): number {
     const grid = this.grid;
     if (this.state !== GROUND || this.needed > 0 || grid !== this.normal || grid.top !== 0 || grid.bottom !== grid.height - 1) return 0;
-    const lines = grid.keptCapacity + grid.height;
+    const lines = grid.scrollback + grid.height;
     // the start of the lines that stay: just after the (lines + 1)-th line feed from the end
     let at = bytes.length;
     for (let n = 0; n <= lines; n++) {
@@ -102,7 +102,8 @@ export class VtStream {
     // the beginning ends with a return and a line feed, so the lines that stay begin in the first column
     if (bytes[at - 1] !== 0x0d) return 0;
     const end = at + 1;
-    if (bytes.subarray(0, end).indexOf(0x1b) !== -1 || hasC1(bytes, end)) return 0;
+    const escape = bytes.indexOf(0x1b);
+    if ((escape !== -1 && escape < end) || hasC1(bytes, end)) return 0;
     grid.reset();
     grid.y = grid.height - 1;
     grid.scrolls += lines;
@@ -418,7 +419,7 @@ export class VtStream {
         if (this.param(0, 0) === 0) this.reply("\x1b[?1;2c");
         return;
       case 0x64: // d row
-        return this.position(p, Math.min(grid.x, grid.cols - 1) + 1, true);
+        return this.position(p, this.cursorColumn());
       case 0x67: // g clear tab stops
         if (this.param(0, 0) === 0) this.tabs[Math.min(grid.x, grid.cols - 1)] = 0;
         else if (this.param(0, 0) === 3) this.tabs.fill(0);
@@ -432,7 +433,7 @@ export class VtStream {
         return;
       case 0x6e: // n device status
         if (this.param(0, 0) === 5) this.reply("\x1b[0n");
-        else if (this.param(0, 0) === 6) this.reply(`\x1b[${this.cursorRow()};${Math.min(grid.x, grid.cols - 1) + 1}R`);
+        else if (this.param(0, 0) === 6) this.reply(`\x1b[${this.cursorRow()};${this.cursorColumn()}R`);
         return;
       case 0x72: {
         // r scroll region
@@ -459,13 +460,12 @@ export class VtStream {
       for (let n = 0; n < this.paramCount; n++) this.setPrivateMode(this.params[n]!, final === 0x68);
       return;
     }
-    const grid = this.grid;
-    if (final === 0x6e && this.param(0, 0) === 6) this.reply(`\x1b[?${this.cursorRow()};${Math.min(grid.x, grid.cols - 1) + 1}R`);
+    // answered: the cursor position and mode reports; a kitty keyboard query (CSI ? u) is not, as by a terminal
+    // without that protocol
+    if (final === 0x6e && this.param(0, 0) === 6) this.reply(`\x1b[?${this.cursorRow()};${this.cursorColumn()}R`);
     else if (final === 0x70 && this.intermediate === 0x24) {
       const mode = this.param(0, 0);
       this.reply(`\x1b[?${mode};${this.privateModeState(mode)}$y`);
-    } else if (final === 0x75) {
-      // a query of the kitty keyboard protocol: unanswered, as by a terminal without it
     }
   }
 
@@ -581,14 +581,19 @@ export class VtStream {
   }
 
   // Row and column counted from 1, within the scroll region in origin mode.
-  private position(row: number, column: number, keepColumn = false): void {
+  private position(row: number, column: number): void {
     const grid = this.grid;
     const origin = this.flags.originMode;
     const top = origin ? grid.top : 0;
     const bottom = origin ? grid.bottom : grid.height - 1;
     grid.y = Math.max(top, Math.min(top + row - 1, bottom));
     grid.x = Math.max(0, Math.min(column - 1, grid.cols - 1));
-    if (keepColumn) return;
+  }
+
+  // The cursor's column counted from 1 (a wrap pending counts as the last column).
+  private cursorColumn(): number {
+    const grid = this.grid;
+    return Math.min(grid.x, grid.cols - 1) + 1;
   }
 
   private cursorRow(): number {
