@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
@@ -13,12 +13,26 @@ export class Journal {
   readonly file: string;
   private readonly fd: number;
 
-  constructor(dataDir: string, sessionId: string, private readonly redactor: Redactor = new Redactor()) {
+  // With a first event, a journal that does not exist yet is created with that event in the same call: uuldana
+  // killed in its first moments leaves no journal, or one with its start, hardly ever an empty one.
+  constructor(
+    dataDir: string,
+    sessionId: string,
+    private readonly redactor: Redactor = new Redactor(),
+    first?: { type: string; fields: Record<string, unknown> },
+  ) {
     this.folder = join(dataDir, "sessions", sessionId);
     this.file = join(this.folder, "journal.jsonl");
+    let pending = first;
     try {
       mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+      if (first && !existsSync(this.file)) {
+        // created and written in one call, with nothing of uuldana's own between the two
+        writeFileSync(this.file, this.line(first.type, first.fields), { flag: "wx", mode: 0o600 });
+        pending = undefined;
+      }
       this.fd = openSync(this.file, "a+", 0o600);
+      if (first && !pending) fsyncSync(this.fd);
     } catch (error) {
       // a data folder uuldana may not write (its permissions, a read-only or full disk): no session can be kept
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
@@ -32,13 +46,11 @@ export class Journal {
     dropTornLine(this.fd);
     // and the files a killed uuldana was replacing are left half-written beside the whole ones
     removeLeftovers(this.folder);
+    if (pending) this.write(pending.type, pending.fields);
   }
 
   write(type: string, fields: Record<string, unknown> = {}): void {
-    const line = JSON.stringify({ at: new Date().toISOString(), type, ...fields }, (_key, value: unknown) =>
-      typeof value === "string" ? this.redactor.redact(value) : value,
-    );
-    appendFileSync(this.fd, line + "\n");
+    appendFileSync(this.fd, this.line(type, fields));
     fsyncSync(this.fd);
   }
 
@@ -53,6 +65,15 @@ export class Journal {
 
   close(): void {
     closeSync(this.fd);
+  }
+
+  // --- internal ---
+
+  private line(type: string, fields: Record<string, unknown>): string {
+    const line = JSON.stringify({ at: new Date().toISOString(), type, ...fields }, (_key, value: unknown) =>
+      typeof value === "string" ? this.redactor.redact(value) : value,
+    );
+    return line + "\n";
   }
 }
 

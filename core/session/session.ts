@@ -64,8 +64,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
     pid: process.pid,
     pid_start: processStarted(process.pid) ?? null,
   };
-  const journal = new Journal(context.dirs.data, sessionId, redactor);
-  journal.write(options.resume ? "session-resume" : "session-start", begun);
+  const journal = new Journal(context.dirs.data, sessionId, redactor, { type: options.resume ? "session-resume" : "session-start", fields: begun });
   const emit = options.onEvent ?? ((): void => {});
   const failoverOn = options.failover !== false && context.config.failover;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
