@@ -26,7 +26,8 @@ const FOOTER = /^ {2}\S.{0,200}(?:\? for shortcuts|esc to interrupt|f2 to view|c
 const MODEL_LINE = /^ {2}\S[^·]{0,60} · [~/]/;
 const RIGHT_ALIGNED = /^ {20,}\S/;
 
-// The plan-excludes-Codex error, which the general reader does not read as a stop.
+// The plan-excludes-Codex error. The general reader reads it as an account stop too; this names it as Codex's own and
+// holds if the wording drifts from the general shapes.
 function classify(text: string): ProviderVerdict | undefined {
   for (const line of text.split("\n", 400)) {
     const trimmed = line.trim();

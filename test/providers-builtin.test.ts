@@ -192,10 +192,12 @@ describe("Codex CLI's adapter", () => {
     for (const said of none) expect(codex.classify(said), said).toBeUndefined();
   });
 
-  it("classify, weighed by the general reader: a stop where the reader alone sees none", () => {
+  it("classify, weighed by the general reader: the plan error is a stop either way, an account one", () => {
     const said = rows("codex", "0.171.0-not-included.txt").find((line) => line.startsWith("■"))!;
-    expect(classifyText(said, { now: new Date(), timeZone: "UTC" }).stop).toBe(false);
-    expect(readWith(codex, said)).toEqual({ stop: true, reset_at: null, reasons: [NOT_INCLUDED.reason] });
+    const general = classifyText(said, { now: new Date(), timeZone: "UTC" });
+    expect([general.stop, general.kind, general.reset_at]).toEqual([true, "account", null]);
+    expect(codex.classify(said)).toEqual({ stop: true, reason: NOT_INCLUDED.reason });
+    expect(readWith(codex, said).stop).toBe(true);
   });
 
   it.each([

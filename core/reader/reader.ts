@@ -8,7 +8,9 @@ import { parseResetTime } from "./reset-time.js";
 // clock and time zone come in with the options. It keeps no list of sentences: it looks for a word that says an
 // allowance is gone next to a word that names one, then weighs what stands around them.
 
-export type LimitKind = "session" | "weekly" | "daily" | "monthly" | "per-model" | "credits" | "unknown";
+// "account": the account behind the entry has no allowance at all until something changes on it (a plan without
+// usage, a subscription inactive, a budget at $0, a balance below zero)
+export type LimitKind = "session" | "weekly" | "daily" | "monthly" | "per-model" | "credits" | "account" | "unknown";
 
 export interface Verdict {
   stop: boolean;
@@ -48,13 +50,33 @@ export const STOP_SCORE = 4;
 const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 // Words that say an allowance is used up, and words that name one.
-const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit)(?=\W|$)/g;
-const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan))\b/g;
+const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?: its| your| the)?|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
+const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan)|capacity|(?<=reached )for (?:this|the) (?:month|day|week|billing period))\b/g;
 const CODES = new RegExp(`\\b(?:${[...ALLOWANCE_CODES.map(literal), ALLOWANCE_ERROR_NAMES].join("|")})\\b`, "i");
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
 const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
 // "add credits to continue": the allowance is gone even when no word says so
 const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto (?:continue|keep using|keep going)\b|\bto (?:continue|keep using)\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b|\bno (?:paid |more )?(?:\w+ )?(?:usage|credits?|quota) (?:is |are )?available\b/i;
+// The account behind the entry has no allowance: a plan, subscription or account in a state that leaves none, a plan
+// that does not include the agent, or a remedy offered as the only way to go on ("subscribe to continue").
+const ACCOUNT_NOUN = String.raw`(?:subscription|allocation|plan(?! mode)|account|membership|seat|licen[cs]e|(?:free )?trial|free (?:tier|plan)|billing|payment(?: method)?|invoices?)`;
+const ACCOUNT_STATE_WORD = String.raw`(?:inactive|expired|ended|over|cancell?ed|lapsed|suspended|restricted|blocked|disabled|deactivated|past due|overdue|unpaid|outstanding|(?:is |are )?not (?:in )?good standing|not active)`;
+const ACCOUNT_STATE = new RegExp(
+  String.raw`\b${ACCOUNT_NOUN}\b(?:(?![.!?;]\s).){0,60}?\b(?:(?:is|are|has|have|was|been|got) )*${ACCOUNT_STATE_WORD}\b|\b(?:outstanding|overdue|unpaid)\s+(?:invoices?|payments?|balance)\b|\b(?:overdue|suspended|inactive|expired|restricted|blocked|deactivated|unpaid|past[- ]due|cancell?ed|lapsed)\s+(?:\w+\s+)?${ACCOUNT_NOUN}\b|\baccess denied\b(?:(?![.!?]\s).){0,40}\bgood standing\b|\bbalance\b\s*:?\s*(?:is\s+)?[-−]\s*[$€£]?\d`,
+  "i",
+);
+const PLAN_EXCLUDES = new RegExp(
+  String.raw`\b(?:plan|subscription|tier|account|seat)\b(?:(?![.!?]\s).){0,50}?\b(?:does not|doesn't|doesn’t|do not|don't|may not|might not|no longer) (?:include|cover|come with|allow|grant|provide)\b|\bnot (?:included|available|covered) (?:in|on|with|by) (?:your|the) (?:current )?(?:plan|subscription|tier)\b|\b(?:plan|subscription|seat)\b(?:(?![.!?]\s).){0,30}?\bincludes? no\b|\bno (?:usage|access|allowance) (?:is )?(?:included|available) (?:in|on|with) your\b`,
+  "i",
+);
+const REMEDY = String.raw`(?:upgrade|subscribe|purchase|buy(?: more)?|top up|add (?:more )?(?:credits|funds|a payment method|billing)|update (?:your )?(?:payment|billing|plan)|sign up|start (?:a|your) (?:trial|subscription)|set up (?:a )?(?:spending )?(?:budget|billing|payment))`;
+const GO_ON = String.raw`(?:to|in order to) (?:continue|keep (?:using|going|working|chatting)|resume|go on|use|access)`;
+const TO_GO_ON = new RegExp(
+  String.raw`\b${REMEDY}\b(?:(?![.!?]\s).){0,60}?\b${GO_ON}\b|\b${GO_ON}\b(?:(?![.!?]\s).){0,60}?\b${REMEDY}\b`,
+  "i",
+);
+// "to use X, upgrade" offers more, unless the user is told they must, or told of their own plan
+const MUST = /\b(?:must|need to|needs to|required|requires|have to|please|your (?:plan|subscription|account|seat))\b|\bto (?:continue|keep|resume|go on)\b/i;
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
 const JSON_BODY = /[{,]\s*["']?(?:message|error|type|code|status)["']?\s*:/;
 
@@ -85,6 +107,16 @@ interface Candidate {
   phrase: string;
   byCode: boolean;
   byPhrase: boolean;
+  // the wording says the account itself has no allowance (a plan without usage, a subscription inactive)
+  account: boolean;
+  // found only by a request being throttled ("rate-limited", "too many requests"): a stop when the wait is hours
+  throttled?: boolean;
+  // how long until the allowance returns, when the message says (0 for "in 0s"), set before the vetoes
+  untilReset?: number;
+  // whether that time was given as a wait ("in 56s", "after 2h") rather than as a clock time or a date
+  waited?: boolean;
+  // whether that wait is the agent's own retry ("retrying in 29s"), not the service's
+  ownRetry?: boolean;
 }
 
 interface Block {
@@ -95,10 +127,16 @@ interface Block {
   lines: { raw: string; text: string; index: number }[];
   // every line as drawn, those that clean to nothing too
   raws: string[];
+  // the lines of the same paragraph above the block, as drawn (at most PRIOR_LINES)
+  prior: string[];
+  // the rest of the same message after the block, cleaned: the following lines up to a blank line (and the next
+  // paragraph too when the block's own ends by introducing it with a colon) — where a reset or an API error's
+  // details often stand
+  after: string;
 }
 
 // Words without which no text can be a stop: most output is ruled out by this one test.
-const MAYBE = /limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|429|402/i;
+const MAYBE = /limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|429|402|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|buy|top up|keep using|keep going/i;
 
 // Classifies a text: stop or not, with the reasons, the kind of limit and when it resets.
 export function classifyText(text: string, options: ReaderOptions): Verdict {
@@ -126,7 +164,7 @@ const NOTHING: Verdict = Object.freeze({
 
 // --- internal ---
 
-const LIMIT_KINDS: readonly string[] = ["session", "weekly", "daily", "monthly", "per-model", "credits", "unknown"];
+const LIMIT_KINDS: readonly string[] = ["session", "weekly", "daily", "monthly", "per-model", "credits", "account", "unknown"];
 
 // A stop the provider's classifier adds where the general reader found none. One the general reader refused (a
 // quotation, code, a question, a warning) stays refused; so does one whose own block is quoted, code or a question.
@@ -160,12 +198,27 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const candidate = findCandidate(block, options);
   if (!candidate) return undefined;
   const span = messageSpan(candidate);
-  const found = candidate.byCode
+  const found = candidate.account
+    ? `"${candidate.phrase}" says the account has no allowance`
+    : candidate.byCode
     ? `an error code says the allowance is gone ("${candidate.phrase}")`
     : candidate.byPhrase
       ? `the provider's limit phrase matches ("${candidate.phrase}")`
       : `"${candidate.phrase}" is about an allowance running out`;
-  const kind = kindOf(block.text, candidate);
+  const named = kindOf(block.text, candidate);
+  const kind = candidate.account && (named === "unknown" || named === "credits") ? "account" : named;
+  // the reset, in the block or on the lines of the message after it
+  const reset = parseResetTime(block.text, options) ?? (block.after ? parseResetTime(block.after, options) : undefined);
+  candidate.untilReset = reset ? reset.at.getTime() - options.now.getTime() : ZERO_WAIT.test(`${block.text} ${block.after}`) ? 0 : undefined;
+  candidate.waited = reset ? /^(?:in|after|for|wait)\b/i.test(reset.text) : candidate.untilReset === 0;
+  if (reset) {
+    const source = `${block.text} ${block.after}`;
+    const where = source.indexOf(reset.text);
+    candidate.ownRetry = where > 0 && /\b(?:retrying|will retry|retry #?\d+|backing off(?: for)?)\s*$/i.test(source.slice(Math.max(0, where - 24), where));
+  }
+  if (candidate.throttled && !(candidate.untilReset !== undefined && candidate.untilReset >= HOUR_MS)) {
+    return { stop: false, score: -1, kind, reset_at: null, reasons: [found, "not a stop: a throttle without a wait of hours"], span };
+  }
   // the first reason it is not a stop is enough
   const vetoes: string[] = [];
   for (const veto of VETOES) {
@@ -181,8 +234,7 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const reasons = [found];
   const rateLimit = /\brate[- ]?limit/i.test(candidate.sentence.slice(Math.max(0, candidate.sentence.toLowerCase().indexOf(candidate.allowance.toLowerCase()) - 6)));
   let score = candidate.byCode || candidate.byPhrase ? 5 : rateLimit ? 1 : 3;
-  const reset = parseResetTime(block.text, options);
-  const untilReset = reset ? reset.at.getTime() - options.now.getTime() : undefined;
+  const untilReset = candidate.untilReset;
   if (rateLimit && kind !== "weekly" && kind !== "daily" && kind !== "monthly" && untilReset !== undefined && untilReset > 0 && untilReset < 3_600_000) {
     return { stop: false, score: -1, kind, reset_at: null, reasons: [found, "not a stop: a rate limit that lifts within the hour"], span };
   }
@@ -238,31 +290,71 @@ function resetOf(text: string, options: ReaderOptions): string | null {
 
 function findCandidate(block: Block, options: ReaderOptions): Candidate | undefined {
   const models = modelPatterns(options.models);
-  const sentences = block.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|\s+[·∙•|]\s+/);
-  let offset = 0;
   const candidates: Candidate[] = [];
-  for (const sentence of sentences) {
-    const at = block.text.indexOf(sentence, offset);
-    offset = at + sentence.length;
+  // a remedy offered as the only way on ("subscribe to continue") decides only where nothing else in the block does
+  const remedies: Candidate[] = [];
+  // so does a request throttled, and only when the wait it is given is hours long
+  const throttles: Candidate[] = [];
+  for (const { sentence, at } of sentencesOf(block)) {
     const before = block.text.slice(0, at);
     const lower = sentence.toLowerCase();
     const code =
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
       (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
-    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false });
+    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false, account: false });
+    const state = ACCOUNT_STATE.exec(sentence) ?? PLAN_EXCLUDES.exec(sentence);
+    if (state) candidates.push({ block, models, sentence, at, phraseAt: at + state.index, before, gone: state[0], allowance: state[0], phrase: state[0], byCode: true, byPhrase: false, account: true });
+    const remedy = TO_GO_ON.exec(sentence);
+    if (remedy && (!/\b(?:use|access)$/i.test(remedy[0]) || MUST.test(sentence)) && !/\bwithout (?:waiting|the wait|having to wait)\b|\bskip the wait\b/i.test(sentence)) {
+      remedies.push({ block, models, sentence, at, phraseAt: at + remedy.index, before, gone: remedy[0], allowance: remedy[0], phrase: remedy[0], byCode: true, byPhrase: false, account: true });
+    }
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);
-      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true });
+      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true, account: false });
     }
+    const throttled = THROTTLED.exec(sentence);
+    if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, before, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
     const pair = MAYBE.test(sentence) ? nearestPair(lower) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
-      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false });
+      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
     }
   }
-  return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0];
+  return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0] ?? remedies[0] ?? throttles[0];
 }
+
+// The sentences of a block with where each begins: split after a sentence's end, at a middle dot or bar between
+// parts of a status line, and where a line begins a new sentence although the one above did not end with a stop
+// (a heading above its question: "Insufficient credits" / "Go to billing settings?").
+function sentencesOf(block: Block): { sentence: string; at: number }[] {
+  const pieces: { text: string; at: number }[] = [];
+  let start = 0;
+  let offset = 0;
+  for (let index = 0; index < block.lines.length; index++) {
+    const line = block.lines[index]!.text;
+    if (index > 0 && NEW_SENTENCE.test(line) && !CARRIES_ON.test(block.lines[index - 1]!.text)) {
+      pieces.push({ text: block.text.slice(start, offset - 1), at: start });
+      start = offset;
+    }
+    offset += line.length + 1;
+  }
+  pieces.push({ text: block.text.slice(start), at: start });
+  const sentences: { sentence: string; at: number }[] = [];
+  for (const piece of pieces) {
+    let from = 0;
+    for (const sentence of piece.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|\s+[·∙•|]\s+/)) {
+      const at = piece.text.indexOf(sentence, from);
+      from = at + sentence.length;
+      sentences.push({ sentence, at: piece.at + at });
+    }
+  }
+  return sentences;
+}
+
+// a capitalised word, and a line end that leaves its sentence open
+const NEW_SENTENCE = /^[A-Z][a-z']+\b/;
+const CARRIES_ON = /[,;:&/+(\-–—]$|\b(?:and|or|to|the|a|an|of|your|you|for|with|in|on|at|by|from|until|is|are|be|has|have|will|can|please|using|use)$/i;
 
 const PAIR_REACH = 200;
 
@@ -322,18 +414,45 @@ const VETOES: Check[] = [
     return /^0+%?$/.test(left[1]!) ? undefined : `some of the allowance is left ("${left[0]}")`;
   }),
   check((c) => {
-    const text = c.block.text;
-    if (/\bper[ _-]?(?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i.test(text)) return undefined;
-    const perMinute = /(?:\b|_)per[ _-](?:minute|min|second|sec)(?:\b|_)|(?:rpm|tpm|rps)\b|\btokens per (?:minute|min)\b|\bnot (?:your|a) (?:usage )?limit\b|\bslow down\b/i.test(text);
-    const retry = /\b(?:retrying|will retry|retry(?:ing)? (?:in|after)|try again in|backing off)\b/i.exec(text);
-    const wait = retry ? secondsAfter(text.slice(retry.index)) : undefined;
-    return perMinute || (retry && (wait === undefined || wait < 300)) ? "a rate limit per minute or a throttle that retries" : undefined;
+    // the message and its details on the lines after it (an API error's quota id, its retry delay)
+    const text = `${c.block.text} ${c.block.after}`;
+    if (c.untilReset !== undefined && c.untilReset >= HOUR_MS) return undefined;
+    if (LONG_PERIOD.test(text) || LONG_PERIOD_ID.test(text)) return undefined;
+    const why = "a rate limit per minute or a throttle that retries";
+    if (PER_MINUTE.test(text) || PER_MINUTE_ID.test(text)) return why;
+    // an allowance that is gone stays gone however soon the agent retries; a throttle lifts
+    const gone = !THROTTLE_WORDS.test(c.sentence) && (c.account || STRONG_ALLOWANCE.test(c.allowance));
+    if (c.waited && c.untilReset !== undefined && c.untilReset < THROTTLE_MS && !(c.ownRetry && gone)) return why;
+    // the service says when to try again: a wait of minutes is a throttle, whatever words came with it
+    const server = SERVER_RETRY.exec(text);
+    const serverWait = server ? secondsAfter(text.slice(server.index)) : undefined;
+    if (serverWait !== undefined && serverWait < THROTTLE_MS / 1000) return why;
+    // the agent retrying by itself says nothing of the allowance: it makes a throttle of a rate limit, not of a
+    // quota, credits or free usage that are gone
+    const own = OWN_RETRY.exec(text);
+    if (!own || gone) return undefined;
+    const wait = secondsAfter(text.slice(own.index));
+    return wait === undefined || wait < THROTTLE_MS / 1000 ? why : undefined;
   }),
   check((c) =>
-    OVERLOADED.test(c.block.text)
+    OVERLOADED.test(c.block.text) && !(c.untilReset !== undefined && c.untilReset >= HOUR_MS)
       ? "a service overloaded for a while"
       : undefined,
   ),
+  check((c) => (ANOTHER_PROVIDER.test(`${c.block.text} ${c.block.after}`) ? "the agent moves to another provider by itself and carries on" : undefined)),
+  check((c) => (REMARK.test(c.sentence) ? "a remark about the limit, not the notice" : undefined)),
+  check((c) => {
+    // someone telling what happened to them, or asking about it, and quoting the message as they go
+    const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
+    if (/(?:^|[^\w'])(?:I|I'm|I've|I'd|my|me)\b/.test(head) && !/\b(?:you|your|you've|you're)\b/i.test(c.sentence)) return "someone telling of the limit, not the notice";
+    // another sentence on the message's own line in the first person: a person writing about it (a line above, an
+    // answer that ends "… my plan:", is the agent's own)
+    const line = lineAround(c.block, c.phraseAt);
+    const others = c.block.text.slice(line.start, c.phraseAt) + " " + c.block.text.slice(c.phraseAt + c.phrase.length, line.end);
+    if (PERSON.test(others) && !/\b(?:sorry|apologi[sz]e)\b/i.test(others)) return "someone writing about the limit, not the notice";
+    const asked = c.block.text.slice(0, c.at);
+    return /(?:^|[.!?]\s)(?:[^.!?]*\b(?:I|my|me|we|anyone|why|how come)\b[^.!?]*)\?\s*["“']?\s*$/i.test(asked) ? "a question that quotes the message" : undefined;
+  }),
   check((c) =>
     /\b(?:context(?: window| length| limit| size)?|prompt is too long|too many (?:input )?tokens|max(?:imum)? (?:context|tokens|output tokens)|max_tokens|conversation (?:is )?too long|auto-?compact\w*|compacting)\b/i.test(c.sentence) ||
     (/\btoken limit\b/i.test(c.sentence) && !/\b(?:daily|weekly|monthly|resets?|plan)\b/i.test(c.block.text))
@@ -341,7 +460,7 @@ const VETOES: Check[] = [
       : undefined,
   ),
   check((c) =>
-    switchedModel(c.models).test(c.block.text) &&
+    (switchedModel(c.models).test(c.block.text) || switchedAfter(c.models).test(c.block.after)) &&
     !/\bcontinuing automatically at\b/i.test(c.block.text)
       ? "the agent switched model by itself and carries on"
       : undefined,
@@ -349,19 +468,20 @@ const VETOES: Check[] = [
   check((c) => (/\b(?:possible|possibly)\b/i.test(c.block.text) ? "a guess at a cause, not a notice" : undefined)),
   check((c) => (/\?\s*$/.test(c.sentence.trim()) || /^\s*(?:how|what|why|when|can|could|did|do|does|is|are|will|should)\b[^.!]*$/i.test(c.sentence) ? "a question" : undefined)),
   check((c) => {
-    const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
+    const head = clauseHead(c);
     return /\b(?:if|when|whenever|once|unless|in case|until|would|could|might|should|what happens|how to|avoid|prevent|in order to|so that|before|possible|possibly|perhaps|maybe|probably|likely)\b/i.test(head)
       ? "a condition or a possibility, not a notice"
       : undefined;
   }),
   check((c) => {
-    const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
+    const head = clauseHead(c);
     return /\b(?:not|never|no longer|haven't|hasn't|didn't|won't|isn't|aren't|don't|doesn't|without)\s+(?:\w+\s+){0,2}$/i.test(head) ? "it says the opposite" : undefined;
   }),
   check((c) => (isSourceCode(c.block) ? "source code" : undefined)),
   check((c) => (!JSON_BODY.test(c.block.text) && isQuoted(c) ? "a quotation, not a notice" : undefined)),
   check((c) =>
-    c.block.lines.some((line) => /^\s*(?:--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ])/i.test(line.raw))
+    [...c.block.prior, ...c.block.lines.map((line) => line.raw)].some((raw) => MARKDOWN_ITEM.test(raw)) ||
+    c.block.lines.some((line) => /^\s*(?:--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ]|\*\*[^*]+\*\*\s*[:—–-]\s)/i.test(line.raw) || SEARCH_RESULT.test(line.raw))
       ? "documentation, help text or a log line"
       : undefined,
   ),
@@ -375,13 +495,71 @@ const VETOES: Check[] = [
   check((c) =>
     !/limit/i.test(c.allowance)
       ? undefined
-      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
+      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
         ? "another sense of \"limit\""
         : undefined,
   ),
 ];
 
+const HOUR_MS = 3_600_000;
+// a wait shorter than this is a throttle
+const THROTTLE_MS = 300_000;
+// "in 0s": the allowance is back already
+const ZERO_WAIT = /\b(?:in|after)\s+0+(?:\.0+)?\s*(?:ms|s|secs?|seconds?)\b/i;
+const LONG_PERIOD = /\bper[ _-]?(?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
+// the same in an API's quota ids: GenerateRequestsPerDayPerProjectPerModel
+const LONG_PERIOD_ID = /(?<=[a-z])Per(?:Day|Week|Month)(?=[A-Z_\W]|$)/;
+const PER_MINUTE = /(?:\b|_)per[ _-](?:minute|min|second|sec)(?:\b|_)|(?:rpm|tpm|rps)\b|\btokens per (?:minute|min)\b|\bnot (?:your|a) (?:usage )?limit\b|\bslow down\b/i;
+const PER_MINUTE_ID = /(?<=[a-z])Per(?:Minute|Second)(?=[A-Z_\W]|$)/;
+// a service saying when to try again, and an agent's own retry loop
+const SERVER_RETRY = /\b(?:retry|try again|resubmit) (?:in|after)\b|\bretry[_-]?delay\b|\bretry-after\b|\bwait(?:ing)? (?:for )?\d/i;
+const OWN_RETRY = /\b(?:retrying|will retry|backing off)\b|\battempt #?\d+\s*(?:\/|of)\s*\d+/i;
+const THROTTLED = /\b(?:rate[- ]limited|throttled|too many requests)\b/i;
+const THROTTLE_WORDS = /\brate[- ]?limit|\btoo many requests\b|\bthrottl/i;
+const STRONG_ALLOWANCE = /\b(?:quotas?|credits?|usage|allowance|budget|balance|free|premium)\b|_/i;
+// the agent says it goes on with another provider, model or account by itself
+const ANOTHER_PROVIDER = /\b(?:next|another|fallback|backup|alternative|secondary) (?:\w+ )?(?:provider|account|key|endpoint)\b(?:(?![.!?]\s).){0,60}\b(?:will be used|is used|takes over|will take over|is being used)\b|\b(?:switching|falling back|failing over) to (?:the )?(?:next|another|fallback|backup) (?:\w+ )?(?:provider|account|key)\b/i;
+// a person writing in the first person (a lower-case "i" only before a verb)
+const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?:^|\s)i (?:am|was|have|had|used|got|get|do|did|can|just|only|think|see|use|tried|paid|bought|still)\b/;
+// how fast or how often it happens, said of the limit by someone who is not the agent
+const REMARK = /\bafter (?:only|just) (?:\d|an? |one |two |three |a few )|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
+// a Markdown list item with a bold label, or a quoted line in bold: a document about the wording
+const MARKDOWN_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*]+\*\*|^\s*>\s*\*\*.+\*\*\s*$/;
+// a search result as grep and its kind print one: path:line: then the line found
+const SEARCH_RESULT = /^\s*(?:\.{1,2}\/)?[\w@.+-]+(?:\/[\w@.+-]+)*\.[A-Za-z0-9]{1,8}:\d+[:-]|^\s*[\w@.+-]+(?:\/[\w@.+-]+)+:\d+[:-]/;
+
+// Where the line that holds a place of the block's text begins and ends in that text.
+function lineAround(block: Block, at: number): { start: number; end: number } {
+  let start = 0;
+  for (const line of block.lines) {
+    const end = start + line.text.length;
+    if (at <= end) return { start, end };
+    start = end + 1;
+  }
+  return { start: 0, end: block.text.length };
+}
+
+// The candidate's clause before its gone-word: from the last colon that ends an error's prefix ("stream error: …:
+// You exceeded …") — what such a prefix says is not said of the allowance.
+function clauseHead(c: Candidate): string {
+  const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
+  const colon = head.lastIndexOf(": ");
+  return colon >= 0 ? head.slice(colon + 2) : head;
+}
+
 const switched = new WeakMap<ModelPatterns, RegExp>();
+const switchedLater = new WeakMap<ModelPatterns, RegExp>();
+
+// The same said on the lines after the message, in plain words only ("Automatically switching from A to B"): an
+// offer of another model on those lines stands beside the limit, not instead of it.
+function switchedAfter(models: ModelPatterns): RegExp {
+  let pattern = switchedLater.get(models);
+  if (!pattern) {
+    pattern = new RegExp(`(?<!\\b(?:to|try|consider|or|can|could|please|choose)\\s)\\b(?:switching|switched|falling back|fell back|now using)\\b(?:(?![.!?]\\s).){0,80}(?:${models.name}|\\bauto\\b)`, "iu");
+    switchedLater.set(models, pattern);
+  }
+  return pattern;
+}
 
 // The agent says it changed model by itself: switching, falling back or now using a model it names.
 function switchedModel(models: ModelPatterns): RegExp {
@@ -418,7 +596,9 @@ function looksLikeCode(raw: string): boolean {
     /\\[bdswBDSW]|\(\?[:=!<]/.test(line) ||
     /^\s*```/.test(line) ||
     /^\s*[\w.]+\s*=\s*["'`]/.test(line) ||
-    /^\s*case\s+["'\w]+\s*:/.test(line)
+    /^\s*case\s+["'\w]+\s*:/.test(line) ||
+    /^\s*[\w.-]+\s*=\s*\\$/.test(line) ||
+    /^\s*<\/?[a-z][\w-]*(?:\s[^>]*)?>\s*$/i.test(line)
   );
 }
 
@@ -441,16 +621,31 @@ function isQuoted(c: Candidate): boolean {
   if (index < 0) return false;
   const head = c.block.text.slice(0, index);
   const tail = c.block.text.slice(index + c.phrase.length);
+  const opened = [...head.matchAll(/["“`]|(?<![\p{L}\d])'/gu)].at(-1)?.index ?? -1;
+  if (opened >= 0 && errorField(head.slice(0, opened))) return false;
   for (const [open, close] of [['"', '"'], ["`", "`"], ["“", "”"], ["«", "»"], ["‘", "’"]] as const) {
     const opens = open === close ? head.split(open).length - 1 : head.split(open).length - head.split(close).length;
-    if (opens % 2 === 1 && tail.includes(close)) return true;
+    if (opens % 2 === 1 && tail.includes(close) && !errorField(head.slice(0, head.lastIndexOf(open))) && !wholeMessage(head, tail, open, close)) return true;
   }
   const singles = [...head.matchAll(/(?:^|[\s(\[:])'/g)].length - [...head.matchAll(/(?<=\S)'(?=[\s).,;:\]]|$)/g)].length;
   if (singles > 0 && /'(?:[\s).,;:\]]|$)/.test(tail)) return true;
   // reported: a word that introduces someone else's words stands just before it
+  const own = c.sentence.slice(0, Math.max(0, c.phraseAt - c.at));
   return /\b(?:says?|said|shows?|showed|showing|printed|prints|displays?|displayed|messages?(?: is| was)?|banner|text|string|phrase|wording|e\.g\.|for example|such as|like|reads?|quote[sd]?)\s*:?\s*(?:[^\s.)]+\s+){0,3}$/i.test(
-    head.slice(-60),
+    own.slice(-60),
   );
+}
+
+// What stands before an opening quotation mark makes it an error's field, not someone quoting: nothing (the agent
+// prints the error's string as it came), or a field's name ("Message: \"…\"").
+function errorField(before: string): boolean {
+  return /(?:^|[\s{,(\[])(?:message|error|detail|details|reason|msg|description|body)\s*[:=]\s*$/i.test(before);
+}
+
+// The quotation marks hold the whole block: the agent prints an error's string as it came.
+function wholeMessage(head: string, tail: string, open: string, close: string): boolean {
+  const opened = head.lastIndexOf(open);
+  return /^\W*$/.test(head.slice(0, opened)) && head.indexOf(open) === opened && /^[\s.!)\]]*$/.test(tail.slice(tail.lastIndexOf(close) + 1)) && tail.indexOf(close) === tail.lastIndexOf(close);
 }
 
 // Marker glyphs before a message: bullets, spinner frames, prompt marks, borders.
@@ -478,7 +673,8 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
       return;
     }
     const previous = group?.raws[group.raws.length - 1];
-    if (group && previous !== undefined && (/[.!?)]$/.test(previous) || startsMessage(bare))) group = undefined;
+    // a line ending in a parenthesis ends the message unless the next goes on in lower case (a wrapped sentence)
+    if (group && previous !== undefined && (/[.!?]$/.test(previous) || (previous.endsWith(")") && !/^\s*[a-z]/.test(bare)) || startsMessage(bare))) group = undefined;
     if (!group) {
       group = { first: index, raws: [] };
       groups.push(group);
@@ -489,9 +685,41 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
   for (const { first, raws } of groups) {
     if (!mayStop(raws.join(" "))) continue;
     const lines = raws.map((raw, index) => ({ raw, text: cleanLine(raw), index: first + index })).filter((line) => line.text);
-    blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines, raws });
+    blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines, raws, prior: priorLines(rawLines, first), after: followingLines(rawLines, first + raws.length) });
   }
   return blocks;
+}
+
+const PRIOR_LINES = 6;
+
+// The lines above a block up to a blank line, nearest last.
+function priorLines(rawLines: readonly string[], first: number): string[] {
+  const lines: string[] = [];
+  for (let index = first - 1; index >= 0 && lines.length < PRIOR_LINES && rawLines[index]!.trim(); index--) lines.unshift(rawLines[index]!);
+  return lines;
+}
+
+const AFTER_LINES = 12;
+const AFTER_CHARS = 1200;
+
+// The lines of the same message after a block: up to a blank line, or past one when the paragraph ends in a colon
+// (a list of options follows), at most AFTER_LINES lines and AFTER_CHARS characters.
+function followingLines(rawLines: readonly string[], from: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  let previous = from > 0 ? rawLines[from - 1]!.trimEnd() : "";
+  for (let index = from; index < rawLines.length && parts.length < AFTER_LINES && size < AFTER_CHARS; index++) {
+    const text = cleanLine(trimEndOf(rawLines[index]!.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, ""), BLANK_OR_BORDER).replace(/^[\s\u2500-\u257f]+/, ""));
+    if (!text) {
+      if (!previous.endsWith(":")) break;
+      previous = "";
+      continue;
+    }
+    parts.push(text);
+    size += text.length + 1;
+    previous = text;
+  }
+  return parts.join(" ").slice(0, AFTER_CHARS);
 }
 
 function cleanLine(raw: string): string {

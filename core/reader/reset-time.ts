@@ -100,7 +100,7 @@ function fromIso(text: string, context: ResetContext): ResetTime | undefined {
 }
 
 function fromRelative(text: string, context: ResetContext): ResetTime | undefined {
-  const lead = /\b(?:in|after|for):?\s+((?:(?:\d+(?:\.\d+)?)\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z]),?\s*(?:and\s+)?)+)/i.exec(text);
+  const lead = /\b(?:in|after|for|wait):?\s+((?:(?:\d+(?:\.\d+)?)\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z]),?\s*(?:and\s+)?)+)/i.exec(text);
   const seconds = /["']?resets?_in_seconds["']?\s*[:=]\s*(\d+)/i.exec(text);
   if (seconds) return done(context.now.getTime() + Number(seconds[1]) * 1000, seconds[0]);
   if (!lead) return undefined;
