@@ -2,7 +2,7 @@ import { stripEscapes } from "../base/ansi.js";
 import { ALLOWANCE_CODES, ALLOWANCE_ERROR_NAMES, CREDIT_CODES, OVERLOADED_STATUSES } from "./error-codes.js";
 import { BORDER, MARKER } from "./glyphs.js";
 import { modelPatterns, type ModelPatterns } from "./model-names.js";
-import { parseResetTime } from "./reset-time.js";
+import { parseResetTime, type ResetTime } from "./reset-time.js";
 
 // The general reader: tells text that says a usage allowance is gone from everything else. Pure: no I/O, and the
 // clock and time zone come in with the options. It keeps no list of sentences: it looks for a word that says an
@@ -75,6 +75,9 @@ const TO_GO_ON = new RegExp(
   String.raw`\b${REMEDY}\b(?:(?![.!?]\s).){0,60}?\b${GO_ON}\b|\b${GO_ON}\b(?:(?![.!?]\s).){0,60}?\b${REMEDY}\b`,
   "i",
 );
+// words without which a sentence has no account state and offers no way on: most are ruled out by these
+const ACCOUNT_HINT = /subscri|plan|account|member|seat|licen|trial|free|billing|payment|invoice|allocation|balance/i;
+const GO_ON_HINT = /continue|keep|resume|go on|\buse\b|access/i;
 // "to use X, upgrade" offers more, unless the user is told they must, or told of their own plan
 const MUST = /\b(?:must|need to|needs to|required|requires|have to|please|your (?:plan|subscription|account|seat))\b|\bto (?:continue|keep|resume|go on)\b/i;
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
@@ -111,12 +114,18 @@ interface Candidate {
   account: boolean;
   // found only by a request being throttled ("rate-limited", "too many requests"): a stop when the wait is hours
   throttled?: boolean;
-  // how long until the allowance returns, when the message says (0 for "in 0s"), set before the vetoes
-  untilReset?: number;
+  // when the allowance returns, read the first time a check asks (reading it costs more than most checks)
+  timing: () => Timing;
+}
+
+interface Timing {
+  reset: ResetTime | undefined;
+  // how long until the allowance returns, when the message says (0 for "in 0s")
+  untilReset: number | undefined;
   // whether that time was given as a wait ("in 56s", "after 2h") rather than as a clock time or a date
-  waited?: boolean;
+  waited: boolean;
   // whether that wait is the agent's own retry ("retrying in 29s"), not the service's
-  ownRetry?: boolean;
+  ownRetry: boolean;
 }
 
 interface Block {
@@ -133,6 +142,8 @@ interface Block {
   // paragraph too when the block's own ends by introducing it with a colon) — where a reset or an API error's
   // details often stand
   after: string;
+  // the block's text and the lines after it, as one text
+  message: string;
 }
 
 // Words without which no text can be a stop: most output is ruled out by this one test.
@@ -207,16 +218,9 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
       : `"${candidate.phrase}" is about an allowance running out`;
   const named = kindOf(block.text, candidate);
   const kind = candidate.account && (named === "unknown" || named === "credits") ? "account" : named;
-  // the reset, in the block or on the lines of the message after it
-  const reset = parseResetTime(block.text, options) ?? (block.after ? parseResetTime(block.after, options) : undefined);
-  candidate.untilReset = reset ? reset.at.getTime() - options.now.getTime() : ZERO_WAIT.test(`${block.text} ${block.after}`) ? 0 : undefined;
-  candidate.waited = reset ? /^(?:in|after|for|wait)\b/i.test(reset.text) : candidate.untilReset === 0;
-  if (reset) {
-    const source = `${block.text} ${block.after}`;
-    const where = source.indexOf(reset.text);
-    candidate.ownRetry = where > 0 && /\b(?:retrying|will retry|retry #?\d+|backing off(?: for)?)\s*$/i.test(source.slice(Math.max(0, where - 24), where));
-  }
-  if (candidate.throttled && !(candidate.untilReset !== undefined && candidate.untilReset >= HOUR_MS)) {
+  let read: Timing | undefined;
+  candidate.timing = () => (read ??= timingOf(block, options));
+  if (candidate.throttled && !((candidate.timing().untilReset ?? 0) >= HOUR_MS)) {
     return { stop: false, score: -1, kind, reset_at: null, reasons: [found, "not a stop: a throttle without a wait of hours"], span };
   }
   // the first reason it is not a stop is enough
@@ -234,7 +238,10 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const reasons = [found];
   const rateLimit = /\brate[- ]?limit/i.test(candidate.sentence.slice(Math.max(0, candidate.sentence.toLowerCase().indexOf(candidate.allowance.toLowerCase()) - 6)));
   let score = candidate.byCode || candidate.byPhrase ? 5 : rateLimit ? 1 : 3;
-  const untilReset = candidate.untilReset;
+  const timing = candidate.timing();
+  const { untilReset } = timing;
+  // the agent's own retry a few seconds away is when it tries again, not when the allowance returns
+  const reset = timing.ownRetry && untilReset !== undefined && untilReset < THROTTLE_MS ? undefined : timing.reset;
   if (rateLimit && kind !== "weekly" && kind !== "daily" && kind !== "monthly" && untilReset !== undefined && untilReset > 0 && untilReset < 3_600_000) {
     return { stop: false, score: -1, kind, reset_at: null, reasons: [found, "not a stop: a rate limit that lifts within the hour"], span };
   }
@@ -284,6 +291,23 @@ function messageSpan(candidate: Candidate): { line: number; text: string } {
   return { line: block.lines[line]!.index, text: block.text.slice(from).replace(MARKS, "") };
 }
 
+// The reset, in the block or on the lines of the message after it, and what kind of time it is.
+function timingOf(block: Block, options: ReaderOptions): Timing {
+  const reset = parseResetTime(block.text, options) ?? (block.after ? parseResetTime(block.after, options) : undefined);
+  const source = block.message;
+  if (!reset) {
+    const zero = ZERO_WAIT.test(source);
+    return { reset, untilReset: zero ? 0 : undefined, waited: zero, ownRetry: false };
+  }
+  const where = source.indexOf(reset.text);
+  return {
+    reset,
+    untilReset: reset.at.getTime() - options.now.getTime(),
+    waited: /^(?:in|after|for|wait)\b/i.test(reset.text),
+    ownRetry: where > 0 && /\b(?:retrying|will retry|retry #?\d+|backing off(?: for)?)\s*$/i.test(source.slice(Math.max(0, where - 24), where)),
+  };
+}
+
 function resetOf(text: string, options: ReaderOptions): string | null {
   return parseResetTime(text, options)?.at.toISOString() ?? null;
 }
@@ -302,23 +326,24 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
       (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
-    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false, account: false });
-    const state = ACCOUNT_STATE.exec(sentence) ?? PLAN_EXCLUDES.exec(sentence);
-    if (state) candidates.push({ block, models, sentence, at, phraseAt: at + state.index, before, gone: state[0], allowance: state[0], phrase: state[0], byCode: true, byPhrase: false, account: true });
-    const remedy = TO_GO_ON.exec(sentence);
+    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false, account: false, timing: NO_TIMING });
+    const hinted = ACCOUNT_HINT.test(sentence);
+    const state = hinted ? (ACCOUNT_STATE.exec(sentence) ?? PLAN_EXCLUDES.exec(sentence)) : null;
+    if (state) candidates.push({ block, models, sentence, at, phraseAt: at + state.index, before, gone: state[0], allowance: state[0], phrase: state[0], byCode: true, byPhrase: false, account: true, timing: NO_TIMING });
+    const remedy = GO_ON_HINT.test(sentence) ? TO_GO_ON.exec(sentence) : null;
     if (remedy && (!/\b(?:use|access)$/i.test(remedy[0]) || MUST.test(sentence)) && !/\bwithout (?:waiting|the wait|having to wait)\b|\bskip the wait\b/i.test(sentence)) {
-      remedies.push({ block, models, sentence, at, phraseAt: at + remedy.index, before, gone: remedy[0], allowance: remedy[0], phrase: remedy[0], byCode: true, byPhrase: false, account: true });
+      remedies.push({ block, models, sentence, at, phraseAt: at + remedy.index, before, gone: remedy[0], allowance: remedy[0], phrase: remedy[0], byCode: true, byPhrase: false, account: true, timing: NO_TIMING });
     }
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);
-      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true, account: false });
+      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true, account: false, timing: NO_TIMING });
     }
     const throttled = THROTTLED.exec(sentence);
-    if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, before, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
+    if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, before, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true, timing: NO_TIMING });
     const pair = MAYBE.test(sentence) ? nearestPair(lower) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
-      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
+      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false, timing: NO_TIMING });
     }
   }
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0] ?? remedies[0] ?? throttles[0];
@@ -355,6 +380,9 @@ function sentencesOf(block: Block): { sentence: string; at: number }[] {
 // a capitalised word, and a line end that leaves its sentence open
 const NEW_SENTENCE = /^[A-Z][a-z']+\b/;
 const CARRIES_ON = /[,;:&/+(\-–—]$|\b(?:and|or|to|the|a|an|of|your|you|for|with|in|on|at|by|from|until|is|are|be|has|have|will|can|please|using|use)$/i;
+
+// a candidate's timing until judgeBlock gives it the block's
+const NO_TIMING = (): Timing => ({ reset: undefined, untilReset: undefined, waited: false, ownRetry: false });
 
 const PAIR_REACH = 200;
 
@@ -415,31 +443,35 @@ const VETOES: Check[] = [
   }),
   check((c) => {
     // the message and its details on the lines after it (an API error's quota id, its retry delay)
-    const text = `${c.block.text} ${c.block.after}`;
-    if (c.untilReset !== undefined && c.untilReset >= HOUR_MS) return undefined;
+    const text = c.block.message;
+    const perMinute = PER_MINUTE.test(text) || PER_MINUTE_ID.test(text);
+    const server = SERVER_RETRY.exec(text);
+    const own = OWN_RETRY.exec(text);
+    // most candidates name no wait and no throttle: they need no reset read here
+    if (!perMinute && !server && !own && !WAIT.test(text)) return undefined;
+    const { untilReset, waited, ownRetry } = c.timing();
+    if (untilReset !== undefined && untilReset >= HOUR_MS) return undefined;
     if (LONG_PERIOD.test(text) || LONG_PERIOD_ID.test(text)) return undefined;
     const why = "a rate limit per minute or a throttle that retries";
-    if (PER_MINUTE.test(text) || PER_MINUTE_ID.test(text)) return why;
+    if (perMinute) return why;
     // an allowance that is gone stays gone however soon the agent retries; a throttle lifts
     const gone = !THROTTLE_WORDS.test(c.sentence) && (c.account || STRONG_ALLOWANCE.test(c.allowance));
-    if (c.waited && c.untilReset !== undefined && c.untilReset < THROTTLE_MS && !(c.ownRetry && gone)) return why;
+    if (waited && untilReset !== undefined && untilReset < THROTTLE_MS && !(ownRetry && gone)) return why;
     // the service says when to try again: a wait of minutes is a throttle, whatever words came with it
-    const server = SERVER_RETRY.exec(text);
     const serverWait = server ? secondsAfter(text.slice(server.index)) : undefined;
     if (serverWait !== undefined && serverWait < THROTTLE_MS / 1000) return why;
     // the agent retrying by itself says nothing of the allowance: it makes a throttle of a rate limit, not of a
     // quota, credits or free usage that are gone
-    const own = OWN_RETRY.exec(text);
     if (!own || gone) return undefined;
     const wait = secondsAfter(text.slice(own.index));
     return wait === undefined || wait < THROTTLE_MS / 1000 ? why : undefined;
   }),
   check((c) =>
-    OVERLOADED.test(c.block.text) && !(c.untilReset !== undefined && c.untilReset >= HOUR_MS)
+    OVERLOADED.test(c.block.text) && !((c.timing().untilReset ?? 0) >= HOUR_MS)
       ? "a service overloaded for a while"
       : undefined,
   ),
-  check((c) => (ANOTHER_PROVIDER.test(`${c.block.text} ${c.block.after}`) ? "the agent moves to another provider by itself and carries on" : undefined)),
+  check((c) => (ANOTHER_PROVIDER.test(c.block.message) ? "the agent moves to another provider by itself and carries on" : undefined)),
   check((c) => (REMARK.test(c.sentence) ? "a remark about the limit, not the notice" : undefined)),
   check((c) => {
     // someone telling what happened to them, or asking about it, and quoting the message as they go
@@ -460,7 +492,7 @@ const VETOES: Check[] = [
       : undefined,
   ),
   check((c) =>
-    (switchedModel(c.models).test(c.block.text) || switchedAfter(c.models).test(c.block.after)) &&
+    (switchedModel(c.models).test(c.block.text) || (SWITCH_WORD.test(c.block.after) && switchedAfter(c.models).test(c.block.after))) &&
     !/\bcontinuing automatically at\b/i.test(c.block.text)
       ? "the agent switched model by itself and carries on"
       : undefined,
@@ -504,6 +536,8 @@ const VETOES: Check[] = [
 const HOUR_MS = 3_600_000;
 // a wait shorter than this is a throttle
 const THROTTLE_MS = 300_000;
+// a wait named in words a reset can be read from
+const WAIT = /\b(?:in|after|for|wait)\s+\d/i;
 // "in 0s": the allowance is back already
 const ZERO_WAIT = /\b(?:in|after)\s+0+(?:\.0+)?\s*(?:ms|s|secs?|seconds?)\b/i;
 const LONG_PERIOD = /\bper[ _-]?(?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
@@ -549,6 +583,7 @@ function clauseHead(c: Candidate): string {
 
 const switched = new WeakMap<ModelPatterns, RegExp>();
 const switchedLater = new WeakMap<ModelPatterns, RegExp>();
+const SWITCH_WORD = /switch|fell back|falling back|now using/i;
 
 // The same said on the lines after the message, in plain words only ("Automatically switching from A to B"): an
 // offer of another model on those lines stands beside the limit, not instead of it.
@@ -685,7 +720,25 @@ function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] 
   for (const { first, raws } of groups) {
     if (!mayStop(raws.join(" "))) continue;
     const lines = raws.map((raw, index) => ({ raw, text: cleanLine(raw), index: first + index })).filter((line) => line.text);
-    blocks.push({ text: lines.map((line) => line.text).join(" "), line: first, lines, raws, prior: priorLines(rawLines, first), after: followingLines(rawLines, first + raws.length) });
+    // the lines around a block are read only when a check asks for them
+    let prior: string[] | undefined;
+    let after: string | undefined;
+    let message: string | undefined;
+    blocks.push({
+      text: lines.map((line) => line.text).join(" "),
+      line: first,
+      lines,
+      raws,
+      get prior() {
+        return (prior ??= priorLines(rawLines, first));
+      },
+      get after() {
+        return (after ??= followingLines(rawLines, first + raws.length));
+      },
+      get message() {
+        return (message ??= this.after ? `${this.text} ${this.after}` : this.text);
+      },
+    });
   }
   return blocks;
 }
@@ -709,7 +762,8 @@ function followingLines(rawLines: readonly string[], from: number): string {
   let size = 0;
   let previous = from > 0 ? rawLines[from - 1]!.trimEnd() : "";
   for (let index = from; index < rawLines.length && parts.length < AFTER_LINES && size < AFTER_CHARS; index++) {
-    const text = cleanLine(trimEndOf(rawLines[index]!.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, ""), BLANK_OR_BORDER).replace(/^[\s\u2500-\u257f]+/, ""));
+    // only what a test of words needs: the line's own blanks and borders off, not its marker glyphs
+    const text = trimEndOf(rawLines[index]!, BLANK_OR_BORDER).replace(/^[\s\u2500-\u257f]+/, "");
     if (!text) {
       if (!previous.endsWith(":")) break;
       previous = "";
@@ -719,7 +773,7 @@ function followingLines(rawLines: readonly string[], from: number): string {
     size += text.length + 1;
     previous = text;
   }
-  return parts.join(" ").slice(0, AFTER_CHARS);
+  return parts.join(" ").replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, "").slice(0, AFTER_CHARS);
 }
 
 function cleanLine(raw: string): string {
