@@ -30,6 +30,16 @@ describe("uuldana explain", () => {
     });
   });
 
+  it("orders a numeric date's day and month by the user's locale, and reads none where no locale decides", async () => {
+    const text = "You've hit your usage limit. Try again at 11/12/2027, 9:00.";
+    const resetAt = async (locale: Record<string, string>): Promise<string | null> =>
+      JSON.parse((await sandbox.run(["explain", NOW, "--json", text], { env: { ...env, ...locale } })).stdout).reset_at;
+    expect(await resetAt({ LC_ALL: "en_US.UTF-8", LANG: "de_DE.UTF-8" })).toBe("2027-11-12T08:01:00.000Z");
+    expect(await resetAt({ LC_TIME: "de_DE.UTF-8", LANG: "en_US.UTF-8" })).toBe("2027-12-11T08:01:00.000Z");
+    expect(await resetAt({ LANG: "en_GB.UTF-8" })).toBe("2027-12-11T08:01:00.000Z");
+    expect(await resetAt({ LC_ALL: "C" })).toBeNull();
+  });
+
   it("names the limit hit, not the credits offered as a remedy", async () => {
     const kind = async (text: string): Promise<string> => JSON.parse((await sandbox.run(["explain", NOW, "--json", text], { env })).stdout).kind;
     expect(await kind("■ You’ve hit your usage limit. Upgrade to Pro, visit the usage page to purchase more credits or try again at 4:05 AM.")).toBe("unknown");

@@ -51,6 +51,23 @@ async function runPastLimit(): Promise<string[]> {
   return terminal.waitFor("exited with code 0");
 }
 
+// A reset printed as en-GB prints a numeric date ("07/03/2027, 09:00 (Europe/Berlin)"): the first day at least two
+// days ahead whose day and month could be read either way, at 9am Berlin time.
+function dayFirstReset(from: Date): { text: string; shown: string } {
+  const berlin = new Intl.DateTimeFormat("en-US", { timeZone: "Europe/Berlin", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", hourCycle: "h23" });
+  const part = (at: Date, type: string): number => Number(berlin.formatToParts(at).find((p) => p.type === type)!.value);
+  for (let ahead = 2; ; ahead++) {
+    const at = new Date(from.getTime() + ahead * 86_400_000);
+    const [year, month, day] = [part(at, "year"), part(at, "month"), part(at, "day")];
+    if (day > 12 || day === month) continue;
+    // 9am in Berlin is 8am or 7am UTC
+    const nine = [8, 7].map((hour) => new Date(Date.UTC(year, month - 1, day, hour))).find((utc) => part(utc, "hour") === 9)!;
+    const iso = new Date(nine.getTime() + 60_000).toISOString();
+    const two = (n: number): string => String(n).padStart(2, "0");
+    return { text: `${two(day)}/${two(month)}/${year}, 09:00 (Europe/Berlin)`, shown: `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` };
+  }
+}
+
 // The pid of uuldana started by the shell of open(..., { shell: true }).
 function uuldanaPid(terminal: TestTerminal): number {
   return Number(spawnSync("pgrep", ["-P", String(terminal.child.pid)], { encoding: "utf8" }).stdout.trim().split("\n")[0]);
@@ -257,6 +274,17 @@ describe("uuldana run reading the agent's screen", () => {
       `uuldana: limit said its usage allowance is gone (weekly limit; rests until ${LIMIT_RESET.shown}); there is no other entry to move to, so it keeps running`,
       expect.stringMatching(/^uuldana: limit \(Stand-in limit\) exited with code 0 after \d+s$/),
     ]);
+  });
+
+  it("reads a numeric reset date in the order of the locale the agent runs in", async () => {
+    const reset = dayFirstReset(new Date());
+    const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner", LANG: "en_GB.UTF-8", LIMIT_RESET: reset.text }, cols: 220 });
+    await terminal.waitFor("You've hit your weekly limit");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const screen = await terminal.waitFor("exited with code 0");
+    expect(screen.at(-2)).toBe(`uuldana: limit said its usage allowance is gone (weekly limit; rests until ${reset.shown}); there is no other entry to move to, so it keeps running`);
   });
 
   it("shows that limit-like text was ignored when the agent kept working: title, header and last line", async () => {

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 
 import type { Context } from "../config/context.js";
 import { UuldanaError } from "../base/errors.js";
+import { userLocale } from "../base/locale.js";
 import { formatInstant } from "../session/eligibility.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { classifyText, type ReaderOptions, type Verdict } from "../reader/reader.js";
@@ -33,7 +34,7 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
   if (Number.isNaN(now.getTime())) {
     throw new UuldanaError("E_USAGE", `--now ${options.now}: not a date and time`, { hint: "give an ISO 8601 instant, for example 2026-11-30T12:00:00Z" });
   }
-  const reader: ReaderOptions = { now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  const reader: ReaderOptions = { now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, locale: userLocale(context?.env ?? process.env) };
   // the models the built-in agents offer, so that a limit naming one is read as that model's
   const models = new Set((await loadBuiltInManifests()).flatMap((manifest) => manifest.models?.names ?? []));
   reader.models = [...models];

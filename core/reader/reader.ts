@@ -26,6 +26,8 @@ export interface Verdict {
 export interface ReaderOptions {
   now: Date;
   timeZone: string;
+  // the user's locale (BCP 47), which orders a numeric date's day and month
+  locale?: string;
   // a provider's own wording (compiled limit_phrases)
   phrases?: readonly RegExp[];
   // bare model names the known agents offer (their manifests' models.names): a limit that names one is that model's,

@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
+import { userLocale } from "../base/locale.js";
 import { processStarted } from "../base/process.js";
 import { escapeControls } from "../base/safe-text.js";
 import { changeOrder, type OrderChange } from "../config/agent-order.js";
@@ -75,6 +76,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   const env = { ...stringEnv(process.env), ...chosen.entry.env, ...(flags.env ?? {}) };
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // the agent prints dates in the locale of the environment it runs with
+  const locale = userLocale(env);
   const report: RunReport = {
     entry: chosen.entry.key,
     provider: chosen.entry.id,
@@ -167,7 +170,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       detect: {
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
-        classify: (text) => classifyText(text, { now: new Date(), timeZone, phrases, models: options.models, provider: hooks.classify }),
+        classify: (text) => classifyText(text, { now: new Date(), timeZone, locale, phrases, models: options.models, provider: hooks.classify }),
         busy: hooks.busy,
       },
       onUserTurn: (text) => {
