@@ -16,7 +16,6 @@ export const REPORT_FILE = "report.md";
 
 export interface ReportOptions {
   last?: string;
-  now?: Date;
 }
 
 // uuldana report [SESSION] [--last N]: what the reader saw in a session — each candidate and each ignored text with
@@ -25,7 +24,7 @@ export interface ReportOptions {
 export function reportCommand(context: Context, id: string | undefined, options: ReportOptions = {}): CommandResult {
   const last = options.last === undefined ? undefined : lineCount(options.last);
   const session = sessionToReport(context.dirs.data, id, context.cwd);
-  const markdown = renderReport(context.dirs.data, session, { last, now: options.now ?? new Date() });
+  const markdown = renderReport(context.dirs.data, session, { last, now: new Date() });
   const folder = join(context.dirs.data, "sessions", session.summary.id);
   // the journal's texts were redacted as they were written; secrets the config has gained since are blanked too
   const redacted = redactorFor(context.config).redactLines(markdown.split("\n")).join("\n");
@@ -192,9 +191,9 @@ function ending(run: RunReading): string {
   if (run.startFailed !== undefined) return `could not start: ${plain(run.startFailed)}`;
   const end = run.end;
   if (!end) return "no end recorded";
-  const code = end.signal ? `killed by signal ${end.signal}` : end.exitCode === null ? "no exit code" : `exit ${end.exitCode}`;
-  if (!end.stoppedBy) return `ended, ${code}`;
-  return `stopped with ${end.stoppedBy === "keys" ? "its exit keys" : plain(end.stoppedBy)}, ${code}`;
+  const status = end.signal ? `killed by signal ${end.signal}` : end.exitCode === null ? "no exit code" : `exit ${end.exitCode}`;
+  if (!end.stoppedBy) return `ended, ${status}`;
+  return `stopped with ${end.stoppedBy === "keys" ? "its exit keys" : plain(end.stoppedBy)}, ${status}`;
 }
 
 // the uuldana the session began under, when its journal says
