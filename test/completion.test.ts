@@ -15,7 +15,7 @@ const OLDER = "0a1b2c3d4e";
 const NEWER = "0z9y8x7w6v";
 const ENTRIES = ["claude-code", "claude-work", "codex", "gemini"];
 const LEVELS_SORTED = ["ask", "auto-edit", "full-access", "read-only"];
-const COMMANDS = ["completion", "cooldowns", "demo", "explain", "providers", "resume", "run", "sessions"];
+const COMMANDS = ["completion", "cooldowns", "demo", "explain", "providers", "report", "resume", "run", "sessions"];
 
 let sandbox: Sandbox;
 let probes: string;
@@ -53,6 +53,8 @@ const cases: Case[] = [
   { line: "uuldana sessions ", offers: ["list", "show", "stop"] },
   { line: "uuldana run --provider ", offers: ENTRIES },
   { line: "uuldana resume ", offers: [OLDER, NEWER] },
+  { line: "uuldana report ", offers: [OLDER, NEWER] },
+  { line: "uuldana report --l", offers: ["--last"] },
   { line: "uuldana run --ceiling ", offers: LEVELS_SORTED },
   { line: "uuldana run --no-", offers: ["--no-failover"] },
   { line: "uuldana sessions show ", offers: [OLDER, NEWER] },

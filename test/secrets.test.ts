@@ -100,12 +100,14 @@ describe("secrets in a failover", () => {
     const files = dataFiles();
     const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
     expect([...files.keys()].sort()).toEqual(
-      ["cooldowns.json", ...["conversation-1.txt", "conversation-2.txt", "journal.jsonl", "prompt-1.txt", "transcript-1.txt"].map((file) => `sessions/${session}/${file}`)].sort(),
+      ["cooldowns.json", ...["conversation-1.txt", "conversation-2.txt", "drawn-1.txt", "drawn-2.txt", "journal.jsonl", "prompt-1.txt", "transcript-1.txt"].map((file) => `sessions/${session}/${file}`)].sort(),
     );
     for (const [file, text] of files) for (const leak of LEAKS) expect(text.includes(leak), `${leak} in ${file}`).toBe(false);
     expect(files.get(`sessions/${session}/prompt-1.txt`)).toBe(`${PREAMBLE}\n\n${TRANSCRIPT}\n`);
     expect(files.get(`sessions/${session}/transcript-1.txt`)).toBe(`${TRANSCRIPT}\n`);
     expect(files.get(`sessions/${session}/conversation-1.txt`)).toContain("The deploy script reads the key [redacted] from its settings; I left it there.");
+    // the rows the run drew, kept for uuldana report: the key the screen wrapped is blanked on each row it stands on
+    expect(files.get(`sessions/${session}/drawn-1.txt`)).toContain("The deploy script reads the key [redacted]\n[redacted] from its settings; I left it there.\n");
     const limitText = `You've hit your weekly limit (account [redacted]) · resets ${LIMIT_RESET.text}`;
     expect(JSON.parse(files.get("cooldowns.json")!).entries.plan.text).toBe(limitText);
     const journal = files.get(`sessions/${session}/journal.jsonl`)!.trim().split("\n").map((line) => JSON.parse(line));

@@ -114,6 +114,18 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     });
 
   program
+    .command("report")
+    .description("write what the reader saw in a session to report.md in its folder, for a bug report: each candidate, its verdict and the lines drawn around it")
+    .argument("[session]", "the session's id (the newest begun in this folder, by default)")
+    .option("--last <n>", "add the last N lines each run drew")
+    .exitOverride()
+    .action(async (id: string | undefined, options: { last?: string }) => {
+      const context = await commandContext();
+      const { reportCommand } = await import("./report-command.js");
+      done(reportCommand(context, id, options));
+    });
+
+  program
     .command("demo")
     .description("watch a failover between two stand-in agents, in temporary folders (about 10 seconds)")
     .option("--keep", "keep the demo's config, data and journal instead of removing them")

@@ -40,6 +40,18 @@ export class Redactor {
   // it, as when the screen wrapped a long key: the text is searched again with its line breaks taken out.
   redact(text: string): string {
     if (this.patterns.length === 0 || text === "") return text;
+    return replaceRanges(text, this.secretRanges(text));
+  }
+
+  // Lines redacted as one text, as redact() does, but one line out for each line in: the part of a secret on each
+  // line it was wrapped over becomes [redacted] on that line. For lines kept as lines (the lines an agent drew).
+  redactLines(lines: readonly string[]): string[] {
+    const text = lines.join("\n");
+    if (this.patterns.length === 0 || text === "") return [...lines];
+    return replaceRanges(text, this.secretRanges(text), true).split("\n");
+  }
+
+  private secretRanges(text: string): [number, number][] {
     const ranges: [number, number][] = [];
     for (const pattern of this.patterns) {
       for (const match of text.matchAll(pattern)) if (match[0]) ranges.push([match.index, match.index + match[0].length]);
@@ -58,7 +70,7 @@ export class Redactor {
         }
       }
     }
-    return replaceRanges(text, ranges);
+    return ranges;
   }
 
   private learn(key: string): boolean {
@@ -166,8 +178,10 @@ function isWord(text: string): boolean {
   return text.length < 16 && /^(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)$/.test(text);
 }
 
-function replaceRanges(text: string, ranges: [number, number][]): string {
+// Each range becomes [redacted]; with keepBreaks, a range over several lines becomes [redacted] on each of them.
+function replaceRanges(text: string, ranges: [number, number][], keepBreaks = false): string {
   if (ranges.length === 0) return text;
+  const blank = (from: number, to: number): string => (keepBreaks ? text.slice(from, to).split("\n").map(() => REDACTED).join("\n") : REDACTED);
   ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let out = "";
   let at = 0;
@@ -178,11 +192,11 @@ function replaceRanges(text: string, ranges: [number, number][]): string {
       continue;
     }
     if (open) {
-      out += text.slice(at, open[0]) + REDACTED;
+      out += text.slice(at, open[0]) + blank(open[0], open[1]);
       at = open[1];
     }
     open = [range[0], range[1]];
   }
-  out += text.slice(at, open![0]) + REDACTED + text.slice(open![1]);
+  out += text.slice(at, open![0]) + blank(open![0], open![1]) + text.slice(open![1]);
   return out;
 }

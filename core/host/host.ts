@@ -1,4 +1,5 @@
 import { CommandPrompt } from "./command-prompt.js";
+import { DrawnLines, type DrawnAround } from "./drawn-lines.js";
 import { Detector, type DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
 import { commandKeyBytes } from "./keys.js";
@@ -37,7 +38,13 @@ export interface HostOptions {
     classify: (text: string) => Verdict;
     busy?: (screen: readonly string[]) => boolean;
   };
-  onDetection?: (event: DetectorEvent) => void;
+  // with each event, the lines drawn around its candidate: before it and its own at the candidate, after it at its
+  // outcome (stop, dismissed, left)
+  onDetection?: (event: DetectorEvent, drawn: DrawnAround) => void;
+  // the session's redactor for lines (one line out for each line in), for the lines handed out of the run
+  redactLines?: (lines: readonly string[]) => string[];
+  // after each batch of lines the agent drew (while its screen is read for a gone allowance)
+  onDrawn?: () => void;
   // each line the user submits, as it is submitted
   onUserTurn?: (text: string) => void;
 }
@@ -66,6 +73,8 @@ export interface Run {
   stop(options?: { keys?: boolean }): Promise<StopResult>;
   // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
   warn(on: boolean): void;
+  // The run's last drawn lines, redacted (see DrawnLines.tail).
+  drawnTail(): string[];
 }
 
 const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
@@ -126,25 +135,36 @@ export function startRun(options: HostOptions): Run {
         busy: options.detect.busy,
       })
     : undefined;
+  const drawnLines = new DrawnLines(options.redactLines);
+  // the lines each event is told with: a candidate's are found in the batch it came in (batchSize lines)
+  const around = (event: DetectorEvent, batchSize: number): DrawnAround =>
+    event.type === "candidate" ? drawnLines.candidate(event.text, batchSize) : drawnLines.outcome();
   let detectTimer: NodeJS.Timeout | undefined;
   // at a deadline: a quiet stop waits for the visible rows when the provider's busy test is to see them
   const checkDeadline = (): void => {
-    if (!detector!.needsScreen(Date.now())) return onDetected(detector!.tick(Date.now()));
+    if (!detector!.needsScreen(Date.now())) return onDetected(detector!.tick(Date.now()), 0);
     void screen.read().then(({ visible }) => {
-      if (!exited) onDetected(detector!.tick(Date.now(), visible));
+      if (!exited) onDetected(detector!.tick(Date.now(), visible), 0);
     });
   };
-  const onDetected = (events: DetectorEvent[]): void => {
+  const onDetected = (events: DetectorEvent[], batchSize: number): void => {
     for (const event of events) {
       if (event.type !== "candidate") detection = event;
-      options.onDetection?.(event);
+      const drawn = around(event, batchSize);
+      options.onDetection?.(event, drawn);
     }
     clearTimeout(detectTimer);
     const deadline = detector?.nextDeadline();
     if (deadline !== undefined && !exited) detectTimer = setTimeout(checkDeadline, Math.max(0, deadline - Date.now()));
   };
   if (detector && options.firstPrompt) detector.notePrompt(options.firstPrompt);
-  if (detector) screen.onDrawn((drawn) => onDetected(detector.observe(drawn, Date.now())));
+  if (detector) {
+    screen.onDrawn((drawn) => {
+      drawnLines.add(drawn.lines);
+      onDetected(detector.observe(drawn, Date.now()), drawn.lines.length);
+      options.onDrawn?.();
+    });
+  }
   const promptContext = {
     header: () => [
       `uuldana · ${options.entry} · ${options.level} · pid ${agent.pid} · running ${formatDuration(Date.now() - started)}`,
@@ -302,7 +322,7 @@ export function startRun(options: HostOptions): Run {
       if (detector) {
         for (const event of detector.exit(exit.signal ? 128 + exit.signal : exit.exitCode, Date.now())) {
           detection = event;
-          options.onDetection?.(event);
+          options.onDetection?.(event, around(event, 0));
         }
       }
       windUp();
@@ -338,5 +358,6 @@ export function startRun(options: HostOptions): Run {
       warned = on;
       if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
     },
+    drawnTail: () => drawnLines.tail(),
   };
 }

@@ -7,6 +7,7 @@ import { escapeControls } from "../base/safe-text.js";
 import { changeOrder, type OrderChange } from "../config/agent-order.js";
 import type { Context } from "../config/context.js";
 import type { Level } from "../config/levels.js";
+import type { DrawnAround } from "../host/drawn-lines.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
 import type { Turn } from "../registry/adapter.js";
@@ -39,8 +40,9 @@ export interface EntryRunOptions {
   // the manifest file of the entry's provider, for its adapter and patterns
   record: ManifestRecord;
   models: readonly string[];
-  // the session's redactor, for what leaves the journal's hands (the cooldown row)
+  // the session's redactor, for what leaves the journal's hands (the cooldown row), and for lines kept as lines
   redact: (text: string) => string;
+  redactLines: (lines: readonly string[]) => string[];
   terminal: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } | undefined;
   // aborted when the session must end; a run that starts just after is stopped at once
   stopped: AbortSignal;
@@ -60,6 +62,9 @@ export interface EntryRunEnd {
 
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
+// The run's drawn lines are saved this long after the agent drew some not saved yet (and at each candidate and its
+// outcome, and at the run's end), so a report written while the session runs has them.
+const DRAWN_SAVE_MS = 5000;
 
 // One run of one entry: started with its level's flags (and the handoff prompt), watched for a gone allowance. What
 // the agent's screen says is decided here, in one place: the host reports what the detector saw, this journals it,
@@ -102,10 +107,12 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   // one line each in uuldana's prompt: a key from a project's config may not break its line
   const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
   const conversationFile = `conversation-${options.runIndex}.txt`;
+  const drawnFile = `drawn-${options.runIndex}.txt`;
   const shownArgs = args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg));
   const runStart = {
     entry: chosen.entry.key,
     provider: chosen.entry.id,
+    name: manifest.name,
     version: report.version,
     level,
     argv: [chosen.detection!.path, ...shownArgs],
@@ -129,19 +136,67 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
   let run: Run;
+  // the candidates of this run, numbered from 1: each outcome names the one it ends
+  let candidates = 0;
+  let drawnTimer: NodeJS.Timeout | undefined;
+  let runOver = false;
+  const saveDrawn = (): void => {
+    clearTimeout(drawnTimer);
+    drawnTimer = undefined;
+    const lines = run.drawnTail();
+    options.journal.save(drawnFile, lines.length ? lines.join("\n") + "\n" : "");
+  };
+  // between the saves that must happen, the lines drawn meanwhile are saved once the timer is due
+  const saveDrawnSoon = (): void => {
+    if (runOver) return;
+    drawnTimer ??= setTimeout(() => {
+      try {
+        saveDrawn();
+      } catch {
+        // a disk that cannot take it now: the save at the next candidate, turn or the run's end says so
+      }
+    }, DRAWN_SAVE_MS).unref();
+  };
 
-  // the one place a limit event is decided
-  const decide = (event: DetectorEvent): void => {
+  // the one place a limit event is decided; every candidate is journaled as it is seen, with the lines around it
+  const decide = (event: DetectorEvent, drawn: DrawnAround): void => {
+    const entry = chosen.entry.key;
+    if (event.type === "candidate") {
+      const { stop, score, kind, reset_at, reasons } = event.verdict;
+      options.journal.write("candidate", {
+        entry,
+        candidate: ++candidates,
+        text: event.text,
+        stop,
+        score,
+        kind,
+        reset_at,
+        reasons,
+        quiet_seconds: context.config.quietSeconds,
+        dismiss_seconds: context.config.dismissSeconds,
+        zone: timeZone,
+        lines_before: drawn.before,
+        lines: drawn.lines,
+      });
+      saveDrawn();
+      return;
+    }
+    const outcome = { candidate: candidates, lines_after: drawn.after };
     if (event.type === "dismissed") {
       report.ignored.push({ at: event.at, text: event.text });
-      options.journal.write("ignored", { entry: chosen.entry.key, text: event.text, score: event.verdict.score });
+      options.journal.write("ignored", { entry, text: event.text, score: event.verdict.score, ...outcome });
+      saveDrawn();
       run.warn(true);
       return;
     }
-    if (event.type !== "stop") return;
+    if (event.type === "left") {
+      options.journal.write("left", { entry, text: event.text, score: event.verdict.score, ...outcome });
+      return;
+    }
     const limit = limitEvent(event, context.config.cooldownMinutes, options);
     report.limit = limit;
-    options.journal.write("limit", { entry: chosen.entry.key, source: limit.source, text: event.text, score: event.verdict.score, kind: limit.kind, reset_at: limit.resetAt, after: limit.after });
+    options.journal.write("limit", { entry, source: limit.source, text: event.text, score: event.verdict.score, kind: limit.kind, reset_at: limit.resetAt, after: limit.after, ...outcome });
+    saveDrawn();
     // waits at most a second for another writer; a rest not written then is kept and written later
     cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
       entries.set(chosen.entry.key, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(event.text) });
@@ -173,6 +228,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
         classify: (text) => classifyText(text, { now: new Date(), timeZone, locale, phrases, models: options.models, provider: hooks.classify }),
         busy: hooks.busy,
       },
+      redactLines: options.redactLines,
+      onDrawn: saveDrawnSoon,
       onUserTurn: (text) => {
         options.journal.write("user", { entry: chosen.entry.key, text });
         // the conversation so far is kept current at each turn, in a file of its own
@@ -209,15 +266,18 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   try {
     // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
     // Written once a crash of uuldana can stop the agent, so a journal that cannot be written (a full disk) stops it too
-    options.journal.write("run-start", { ...runStart, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
+    options.journal.write("run-start", { ...runStart, drawn_file: drawnFile, pid: run.agent.pid, pid_start: processStarted(run.agent.pid) ?? null });
     ended = await run.result;
     await stopping;
     await cooldownWritten;
   } finally {
+    runOver = true;
+    clearTimeout(drawnTimer);
     options.stopped.removeEventListener("abort", stopRun);
     options.active(undefined);
     restoreTerminal();
   }
+  saveDrawn();
   options.journal.save(conversationFile, ended.conversation + "\n");
   options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });

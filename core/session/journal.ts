@@ -56,11 +56,7 @@ export class Journal {
 
   // Saves a file in the session folder by replacing it whole (temporary file, then rename).
   save(name: string, text: string): string {
-    const file = join(this.folder, name);
-    const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, this.redactor.redact(text), { mode: 0o600 });
-    renameSync(temp, file);
-    return file;
+    return saveSessionFile(this.folder, name, this.redactor.redact(text));
   }
 
   close(): void {
@@ -75,6 +71,16 @@ export class Journal {
     );
     return line + "\n";
   }
+}
+
+// Replaces a file in a session's folder whole (temporary file, then rename), readable by its owner only: for the
+// journal's files and for what a command writes there without opening the journal. The text is written as given.
+export function saveSessionFile(folder: string, name: string, text: string): string {
+  const file = join(folder, name);
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text, { mode: 0o600 });
+  renameSync(temp, file);
+  return file;
 }
 
 function dropTornLine(fd: number): void {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { processStarted, signalNumber } from "../base/process.js";
+import { VERSION } from "../base/version.js";
 import { addSecrets, redactorFor } from "../config/redaction.js";
 import { loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
@@ -59,6 +60,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
   // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
   const begun = {
+    uuldana: VERSION,
     cwd: context.cwd,
     ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
     pid: process.pid,
@@ -134,6 +136,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         // the models every known agent offers: a limit that names one is that model's
         models: [...new Set([...records.values()].flatMap((record) => record.manifest?.models?.names ?? []))],
         redact,
+        redactLines: (lines) => redactor.redactLines(lines),
         terminal: options.terminal,
         stopped,
         starting: (run) => emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey }),

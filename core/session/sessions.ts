@@ -53,6 +53,15 @@ export function sessionToResume(dataDir: string, id: string | undefined, cwd: st
   return chosen.summary;
 }
 
+// The session uuldana report describes: the one named (in any state: a damaged journal's readable part too), else the
+// newest begun in this folder, else the newest of all.
+export function sessionToReport(dataDir: string, id: string | undefined, cwd: string): Session {
+  if (id) return findSession(dataDir, id);
+  const sessions = readSessions(dataDir);
+  const chosen = sessions.find((session) => session.summary.cwd === cwd) ?? sessions[0];
+  if (!chosen) throw new UuldanaError("E_NO_SESSION", "there is no session to report on yet", { hint: 'a session begins with "uuldana run"; "uuldana sessions" lists them' });
+  return chosen;
+}
 
 // What a resumed session carries over from its journal: each run's conversation (without the message that stopped
 // it), whether anyone had spoken, and the entry that ran last.
