@@ -164,6 +164,13 @@ describe("reset times written out", () => {
     expect(reset(text, locale)).toBeNull();
   });
 
+  it("reads a day and month alone right after the words of a reset, in the locale's order", () => {
+    expect(reset("The limits reset on 08/01.", "en-US")).toBe("2026-07-31T22:01:00.000Z");
+    expect(reset("The limits reset on 08/01.", "en-GB")).toBe("2027-01-07T23:01:00.000Z");
+    expect(reset("The limits reset on 08/01.")).toBeNull();
+    expect(reset("Usage limit reached; 08/01 of the steps done.", "en-US")).toBeNull();
+  });
+
   it("reads a date without a year whose day has passed as next year's", () => {
     expect(reset("Try again at 10 Jun, 11:52.", "en-GB")).toBe("2027-06-10T09:53:00.000Z");
   });

@@ -98,11 +98,15 @@ const YEAR_FIRST = /(?<![\p{L}\p{N}.,/:@-])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?!
 // "10/07/2026", "10.07.26", "11-12-2026": day and month in the order numericOrder says
 const YEAR_LAST = /(?<![\p{L}\p{N}.,/:@-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?!\d|[./:-]\d|\p{L})/gu;
 
-// "10/07, 11:52", "10.7., 11:52": only with a time after it
+// "10/07, 11:52", "10.7., 11:52": only with a time after it, or right after words that say a reset falls on it
+// ("The limits reset on 08/01")
 const NO_YEAR = /(?<![\p{L}\p{N}.,/:@-])(\d{1,2})([/.])(\d{1,2})\.?(?![\d/]|[.:-]\d)/gu;
 
 // What says that something happens on a date printed without a time.
 const DATE_LEAD = /(?:^|[^\p{L}])(?:resets?|resetting|renews?|renewal|refresh(?:es)?|refills?|again|until|till|after|on|from|starting|ends?|ending|expires?|at|by)\s*[:,]?\s*(?:on\s+|at\s+)?(?:the\s+)?$/iu;
+
+// Words after which a day and month alone are the day an allowance returns.
+const RESET_LEAD = /(?:^|[^\p{L}])(?:resets?|renews?|refreshes|refills?|until|till|ends?)\s+(?:on\s+)?(?:the\s+)?$/iu;
 
 // A numeric date's day and month in the order numericOrder says; one it leaves open names no day (month -1).
 function numericDate(year: number | undefined, first: number, second: number, locale: string | undefined): { year: number | undefined; month: number; day: number } {
@@ -124,7 +128,7 @@ function add(found: FoundDate[], text: string, context: DateContext, m: RegExpMa
       zone = named.zone;
       end = named.end;
     }
-  } else if (needsTime || !DATE_LEAD.test(text.slice(Math.max(0, start - 40), start))) {
+  } else if (needsTime ? !RESET_LEAD.test(text.slice(Math.max(0, start - 40), start)) : !DATE_LEAD.test(text.slice(Math.max(0, start - 40), start))) {
     return;
   }
   found.push({ at: instantOf(date, time?.clock ?? { hour: 0, minute: 0, second: 0 }, zone, context), start, end });
