@@ -21,6 +21,22 @@ describe("the streaming detector", () => {
     expect(detector.nextDeadline()).toBeUndefined();
   });
 
+  it("reads a message drawn in pieces whole before it stops: the reset on the line drawn after it", () => {
+    const detector = make();
+    expect(types(detector.observe(["You've hit your usage limit."], 0))).toEqual(["candidate"]);
+    detector.observe(["Your limit resets at 5pm (UTC)."], 100);
+    const [stop] = detector.tick(1600);
+    expect(stop).toMatchObject({ type: "stop", text: "You've hit your usage limit." });
+    expect(stop!.verdict.reset_at).toBe("2026-11-30T17:01:00.000Z");
+  });
+
+  it("dismisses a message whose details, drawn after it, make it a throttle", () => {
+    const detector = make();
+    expect(types(detector.observe(["✕ [API Error: You exceeded your current quota, please check your plan and billing details."], 0))).toEqual(["candidate"]);
+    detector.observe(["Please retry in 56.47s."], 100);
+    expect(detector.tick(1600)).toMatchObject([{ type: "dismissed" }]);
+  });
+
   it("dismisses the text when the agent keeps working, and says so once", () => {
     const detector = make();
     detector.observe([LIMIT], 0);

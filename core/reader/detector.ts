@@ -40,6 +40,10 @@ interface Candidate {
   text: string;
   since: number;
   lastWork: number;
+  // the lines of the message as drawn, from where it begins, and the new lines drawn after it (at most FOLLOWERS):
+  // a message written in several pieces is read whole before it stops the agent
+  raw: string;
+  followers: string[];
 }
 
 // glyphs a spinner or a progress bar is drawn with
@@ -50,6 +54,7 @@ const NUMBER = /\d+(?:[.,:]\d+)*/g;
 const DOING = /\p{L}{2,}ing(?:…|\.{3})/iu;
 const ELAPSED = /\d+(?:\.\d+)?\s?(?:ms|s|m|h|secs?|mins?)\b|\b\d{1,2}:\d{2}\b/;
 const REMEMBERED = 2000;
+const FOLLOWERS = 12;
 const BUSY_RECHECK_MS = 200;
 
 export class Detector {
@@ -91,6 +96,7 @@ export class Detector {
       }
     }
     if (candidate) {
+      for (const line of fresh) if (candidate.followers.length < FOLLOWERS) candidate.followers.push(line);
       // a quiet stop that the provider's busy test is to see the screen for waits for the host's next tick with it
       if (!this.needsScreen(at)) events.push(...this.tick(at));
       return events;
@@ -99,7 +105,8 @@ export class Detector {
       const text = fresh.join("\n");
       const verdict = this.options.classify(text);
       if (verdict.stop) {
-        this.candidate = { verdict, text: verdict.span?.text ?? text, since: at, lastWork: at };
+        const raw = fresh.slice(Math.max(0, verdict.span?.line ?? 0)).join("\n");
+        this.candidate = { verdict, text: verdict.span?.text ?? text, since: at, lastWork: at, raw, followers: [] };
         events.push({ type: "candidate", verdict, text: this.candidate.text, at });
       }
     }
@@ -115,8 +122,13 @@ export class Detector {
       // busy: asked again a quiet period later, and never more often than BUSY_RECHECK_MS
       if (screen && this.isBusy(screen)) candidate.lastWork = at + Math.max(0, BUSY_RECHECK_MS - this.options.quietMs);
       else {
+        const verdict = this.whole(candidate);
+        if (!verdict) {
+          this.candidate = undefined;
+          return [{ type: "dismissed", verdict: candidate.verdict, text: candidate.text, at }];
+        }
         this.finished = true;
-        return [{ type: "stop", verdict: candidate.verdict, text: candidate.text, at, after: "quiet" }];
+        return [{ type: "stop", verdict, text: candidate.text, at, after: "quiet" }];
       }
     }
     if (at - candidate.since >= this.options.dismissMs) {
@@ -139,7 +151,7 @@ export class Detector {
     this.finished = true;
     return code === 0
       ? [{ type: "left", verdict: candidate.verdict, text: candidate.text, at }]
-      : [{ type: "stop", verdict: candidate.verdict, text: candidate.text, at, after: "failing exit" }];
+      : [{ type: "stop", verdict: this.whole(candidate) ?? candidate.verdict, text: candidate.text, at, after: "failing exit" }];
   }
 
   // When tick() must run next, or undefined while nothing is pending (so an idle agent costs nothing).
@@ -150,6 +162,15 @@ export class Detector {
   }
 
   // --- internal ---
+
+  // The candidate read again with the lines drawn after it: the reset its next line gives, or the details that make
+  // it no stop after all (an API error's retry in seconds); undefined when read whole it is no stop.
+  private whole(candidate: Candidate): Verdict | undefined {
+    if (!candidate.followers.length) return candidate.verdict;
+    const verdict = this.options.classify(`${candidate.raw}\n${candidate.followers.join("\n")}`);
+    if (!verdict.stop) return verdict.score < 0 ? undefined : candidate.verdict;
+    return candidate.verdict.reset_at || !verdict.reset_at ? candidate.verdict : { ...candidate.verdict, reset_at: verdict.reset_at, reasons: verdict.reasons };
+  }
 
   // Whether a batch shows the agent working, apart from its limit text and what the user typed.
   private worked(batch: DrawnLines, limitText: string): boolean {
