@@ -80,6 +80,19 @@ describe("the session engine's result", () => {
     expect(events[2]).toMatchObject({ type: "run-starting", previous: { entry: "limit" }, commandKey: "ctrl-]" });
   });
 
+  it("takes an account with no allowance, shown before any turn, for a failed start that rests the entry", async () => {
+    const { result, events } = await session([{ id: "limit", env: { LIMIT_MODE: "account" } }, "line"], [{ cue: "line agent ready", keys: "/exit\r" }]);
+    expect(result).toMatchObject({ ending: "agent-exited", exitCode: 0 });
+    const [first, second] = result.runs;
+    expect(first).toMatchObject({ entry: "limit", start: "first", end: "failed-start", failure: "its account has no allowance: Your subscription is inactive. Update your plan to continue using the agent.", userTurns: 0 });
+    expect(first!.limit).toMatchObject({ kind: "account", resetAt: null, rested: true, action: "failover" });
+    expect(second).toMatchObject({ entry: "line", start: "failover", end: "exited" });
+    expect(events.map((event) => `${event.type} ${"run" in event ? event.run.entry : ""}`)).toEqual(["run-starting limit", "start-failed limit", "run-starting line", "run-ended line"]);
+    // it rests cooldown_minutes: a second session does not try it again
+    const again = await session([{ id: "limit", env: { LIMIT_MODE: "account" } }, "line"], [{ cue: "line agent ready", keys: "/exit\r" }]);
+    expect(again.result.runs.map((run) => run.entry)).toEqual(["line"]);
+  });
+
   it("says no entry can run, with each entry's reasons, when none is installed", async () => {
     const { result } = await session(["absent"], []);
     expect(result).toMatchObject({ ending: "no-entry", exitCode: 1, runs: [], signal: undefined });

@@ -74,7 +74,8 @@ async function explainLines(reader: ReaderOptions): Promise<CommandResult> {
 }
 
 function describe(verdict: Verdict, now: Date): string {
-  const lines = [verdict.stop ? `stop: yes, a ${verdict.kind === "unknown" ? "usage" : verdict.kind} limit (score ${verdict.score})` : `stop: no (score ${verdict.score})`];
+  const what = verdict.kind === "account" ? "the account has no allowance" : `a ${verdict.kind === "unknown" ? "usage" : verdict.kind} limit`;
+  const lines = [verdict.stop ? `stop: yes, ${what} (score ${verdict.score})` : `stop: no (score ${verdict.score})`];
   if (verdict.reset_at) {
     const at = new Date(verdict.reset_at);
     const when = at.getTime() < now.getTime() ? "already past" : `in ${formatWait(at.getTime() - now.getTime())}`;

@@ -80,7 +80,7 @@ function gone(run: RunReport, limit: LimitEvent): string {
 }
 
 function limitName(limit: LimitEvent): string {
-  return limit.kind === "unknown" ? "usage allowance" : `${limit.kind} limit`;
+  return limit.kind === "unknown" ? "usage allowance" : limit.kind === "account" ? "account allowance" : `${limit.kind} limit`;
 }
 
 function cooldownLine(run: RunReport, limit: LimitEvent): string {

@@ -296,6 +296,12 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     report.end = "failed-start";
     report.failure = `it exited with status ${ended.exitCode} at once`;
   }
+  // an account with no allowance at all, shown before the user's first turn: the entry could not start work (it
+  // rests all the same, so the session does not try it again and again)
+  if (report.limit?.kind === "account" && report.limit.action === "failover" && ended.userTurns.length === 0 && !ended.typed) {
+    report.end = "failed-start";
+    report.failure = `its account has no allowance: ${escapeControls(options.redact(report.limit.text)).replace(/\s+/g, " ").slice(0, 160)}`;
+  }
   // the agent's turns as its adapter reads them, where the general reading of its screen is wrong for it
   const turns = hooks.conversation(ended.conversation);
   return { report, conversation: turns ? turns.map(formatTurn).join("\n") : ended.conversation, chrome: turns ? undefined : hooks.chrome };
