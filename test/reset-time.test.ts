@@ -232,6 +232,8 @@ describe("waits and billing cycles", () => {
     ["You've hit your usage limit. It resets when your monthly cycle ends on 11/17/2026.", "2026-11-16T23:01:00.000Z"],
     ["Your billing period resets on Dec 5.", "2026-12-04T23:01:00.000Z"],
     ["Your plan renews on the 1st.", "2026-07-31T22:01:00.000Z"],
+    ["Please try again next month.", "2026-07-31T22:01:00.000Z"],
+    ["Your credits come back next billing cycle.", "2026-07-31T22:01:00.000Z"],
     ["Your credits renew on the 8th of each month.", "2026-08-07T22:01:00.000Z"],
     ["Your credits refill on the 31st.", "2026-07-30T22:01:00.000Z"],
     ["Your quota resets on 2026-08-01.", "2026-07-31T22:01:00.000Z"],

@@ -99,7 +99,7 @@ const YEAR_FIRST = /(?<![\p{L}\p{N}.,/:@-])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?!
 const YEAR_LAST = /(?<![\p{L}\p{N}.,/:@-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?!\d|[./:-]\d|\p{L})/gu;
 
 // "10/07, 11:52", "10.7., 11:52": only with a time after it, or right after words that say a reset falls on it
-// ("The limits reset on 08/01")
+// ("your quota renews on 08/01")
 const NO_YEAR = /(?<![\p{L}\p{N}.,/:@-])(\d{1,2})([/.])(\d{1,2})\.?(?![\d/]|[.:-]\d)/gu;
 
 // What says that something happens on a date printed without a time.

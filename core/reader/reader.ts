@@ -353,7 +353,7 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
 
 // The sentences of a block with where each begins: split after a sentence's end, at a middle dot or bar between
 // parts of a status line, and where a line begins a new sentence although the one above did not end with a stop
-// (a heading above its question: "Insufficient credits" / "Go to billing settings?").
+// (a heading above its question: "Out of credits" / "Open the billing page?").
 function sentencesOf(block: Block): { sentence: string; at: number }[] {
   const pieces: { text: string; at: number }[] = [];
   let start = 0;
@@ -525,7 +525,8 @@ const VETOES: Check[] = [
       ? "a usage meter"
       : undefined,
   ),
-  check((c) => (/\b(?:goal|turn|task|step) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d/i.test(c.block.text) ? "another sense of \"limit\"" : undefined)),
+  check((c) => (OWN_BUDGET.test(c.block.text) ? "another sense of \"limit\"" : undefined)),
+  check((c) => (CARRIES_ON_ANYWAY.test(c.block.text) ? "the agent carries on by itself" : undefined)),
   check((c) =>
     !/limit/i.test(c.allowance)
       ? undefined
@@ -561,6 +562,11 @@ const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?
 const REMARK = /\bafter (?:only|just) (?:\d|an? |one |two |three |a few )|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
 // a Markdown list item with a bold label, or a quoted line in bold: a document about the wording
 const MARKDOWN_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*]+\*\*|^\s*>\s*\*\*.+\*\*\s*$/;
+// a budget or limit of the agent's own work, not of the account: per turn or step, for a workflow, a question, a
+// container, a count in parentheses after it ("limit reached (5)")
+const OWN_BUDGET = /\b(?:goal|turn|task|step|workflow|question|loop|iteration|thinking|reasoning|search|exploration|research|planning|tool[- ]?call|retry|time) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d|\bper (?:turn|step|task|run|iteration|loop|tool call)\b|\b(?:container|instance|sandbox|vm|pod|deployment|workspace|worktree|environment)s? limit\b|\blimit (?:reached|exceeded|hit)\s*\(\d+(?:\s*\/\s*\d+)?\)|\b\w+=\d+,\s*\w+=\d+/i;
+// the agent says it goes on with what it has
+const CARRIES_ON_ANYWAY = /\b(?:proceeding|continuing|carrying on) (?:with|without|anyway)\b/i;
 // a search result as grep and its kind print one: path:line: then the line found
 const SEARCH_RESULT = /^\s*(?:\.{1,2}\/)?[\w@.+-]+(?:\/[\w@.+-]+)*\.[A-Za-z0-9]{1,8}:\d+[:-]|^\s*[\w@.+-]+(?:\/[\w@.+-]+)+:\d+[:-]/;
 

@@ -112,7 +112,7 @@ function fromPrintedDate(text: string, context: ResetContext): ResetTime | undef
   // a day named with a time that has passed ("today at 9am" at noon) names no reset, not tomorrow's
   const day = fromDayWord(rest, context);
   if (day !== undefined) return day ?? undefined;
-  return fromDayOfMonth(rest, context) ?? fromWeekdayTime(rest, context) ?? fromTime(rest, context);
+  return fromDayOfMonth(rest, context) ?? fromNextMonth(rest, context) ?? fromWeekdayTime(rest, context) ?? fromTime(rest, context);
 }
 
 // "Mar 3rd, 2027 8:15 AM", "resets Jan 2, 9am (Asia/Tokyo)": a month's English name before the day. A year
@@ -251,6 +251,17 @@ function fromDayOfMonth(text: string, context: ResetContext): ResetTime | undefi
     }
   }
   return undefined;
+}
+
+const NEXT_MONTH = /(?<![\p{L}])(?:again|until|till|resets?|renews?|refills?|available|back)\s+(?:\p{L}+\s+){0,2}?(?:next|the next) (?:month|billing (?:cycle|period))(?![\p{L}])/iu;
+
+// "try again next month", "resets next billing cycle": the start of the first day of next month.
+function fromNextMonth(text: string, context: ResetContext): ResetTime | undefined {
+  const m = NEXT_MONTH.exec(text);
+  if (!m) return undefined;
+  const today = localWall(context.now, context.timeZone);
+  const month = today.month + 1;
+  return done(instantIn({ year: today.year + Math.floor(month / 12), month: month % 12, day: 1, hour: 0, minute: 0, second: 0 }, undefined, context.timeZone), m[0]);
 }
 
 const WEEKDAY_WORD = /(?<![\p{L}\p{N}])(\p{L}{2,}(?:-feira)?)(\.?)(?=,?\s*(?:(?:at|à|a las|a la|às|as|um)\s+)?(?:\d|上午|下午|午前|午後))/giu;
