@@ -1,12 +1,11 @@
-import type { ModelPatterns } from "./model-names.js";
-import { OVERLOADED_STATUSES } from "./error-codes.js";
 import { lineAround, type Block } from "./blocks.js";
+import { OVERLOADED_STATUSES } from "./error-codes.js";
+import type { ModelPatterns } from "./model-names.js";
 import { literal } from "./phrases.js";
 import { parseResetTime, type ResetContext, type ResetTime } from "./reset-time.js";
 
 // Why a text that has the words of a gone allowance is not the notice of one: each check looks at one candidate
 // (the sentence, its block, the lines after it, when its allowance returns) and says why not, or nothing.
-
 
 // a JSON error body: its quotation marks are syntax, not someone quoting a message
 const JSON_BODY = /[{,]\s*["']?(?:message|error|type|code|status)["']?\s*:/;
