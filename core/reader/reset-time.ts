@@ -39,7 +39,7 @@ const TIME = String.raw`(\d{1,2})(?:[:.](\d{2}))?(?::(\d{2}))?\s*([ap]\.?m\.?)?`
 const ZONE = String.raw`(?:\s*\(?\s*((?:[A-Z][A-Za-z_]+\/[A-Za-z0-9_\/+-]+)|(?:(?:GMT|UTC)\s*[+-−]\s*\d{1,2}(?::?\d{2})?)|(?:[A-Z]{2,5}))\s*\)?)?`;
 
 // compiled once: the shapes each reading below looks for
-const RELATIVE_LEAD = new RegExp(String.raw`\b(?:in|after|for|wait):?\s+((?:(?:\d+(?:\.\d+)?)\s*(?:${UNITS})(?![a-z]),?\s*(?:and\s+)?)+)`, "i");
+const RELATIVE_LEAD = new RegExp(String.raw`\b(?:in|after|for|wait):?\s+(?:(?:about|around|approximately|roughly)\s+|~\s*)?((?:(?:\d+(?:\.\d+)?)\s*(?:${UNITS})(?![a-z]),?\s*(?:and\s+)?)+)`, "i");
 const RELATIVE_PART = new RegExp(String.raw`(\d+(?:\.\d+)?)\s*(${UNITS})(?![a-z])`, "gi");
 const MONTH_DAY_TIME = new RegExp(String.raw`\b${MONTH_NAME}\s+(\d{1,2})(?![:\d])(?:st|nd|rd|th)?,?\s*(?:(\d{4}),?\s*)?(?:at\s+)?${TIME}${ZONE}`, "i");
 const MONTH_DAY = new RegExp(String.raw`\b(?:resets?|reset on|regain access on|until|on)\s+(?:on\s+)?${MONTH_NAME}\s+(\d{1,2})(?![:\d])(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`, "id");

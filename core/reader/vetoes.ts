@@ -99,12 +99,15 @@ export const VETOES: Check[] = [
     const server = SERVER_RETRY.exec(text);
     const own = OWN_RETRY.exec(text);
     // most candidates name no wait and no throttle: they need no reset read here
-    if (!perMinute && !server && !own && !WAIT.test(text)) return undefined;
+    const soon = SOON.test(text);
+    if (!perMinute && !server && !own && !soon && !WAIT.test(text)) return undefined;
     const { untilReset, waited, ownRetry } = timing(c);
     if (untilReset !== undefined && untilReset >= HOUR_MS) return undefined;
     if (LONG_PERIOD.test(text) || (text.includes("Per") && LONG_PERIOD_ID.test(text))) return undefined;
     const why = "a rate limit per minute or a throttle that retries";
     if (perMinute) return why;
+    // a rate limit that asks for a moment's wait, with no period named ("this limit resets each session" is one)
+    if (soon && THROTTLE_WORDS.test(c.sentence) && !/\bsession\b|\b5[- ]?hours?\b/i.test(text)) return why;
     // an allowance that is gone stays gone however soon the agent retries; a throttle lifts
     const gone = !THROTTLE_WORDS.test(c.sentence) && (c.account || STRONG_ALLOWANCE.test(c.allowance));
     if (waited && untilReset !== undefined && untilReset < THROTTLE_MS && !(ownRetry && gone)) return why;
@@ -138,7 +141,7 @@ export const VETOES: Check[] = [
   }),
   check((c) =>
     /\b(?:context(?: window| length| limit| size)?|prompt is too long|too many (?:input )?tokens|max(?:imum)? (?:context|tokens|output tokens)|max_tokens|conversation (?:is )?too long|auto-?compact\w*|compacting)\b/i.test(c.sentence) ||
-    (/\btoken limit\b/i.test(c.sentence) && !/\b(?:daily|weekly|monthly|resets?|plan)\b/i.test(c.block.text))
+    (/\btoken limit\b/i.test(c.sentence) && !/\b(?:daily|weekly|monthly|resets?|plan)\b|\bper (?:day|week|month)\b/i.test(c.block.text))
       ? "a context window that is full, not an allowance"
       : undefined,
   ),
@@ -148,7 +151,7 @@ export const VETOES: Check[] = [
       ? "the agent switched model by itself and carries on"
       : undefined,
   ),
-  check((c) => (/\b(?:possible|possibly)\b/i.test(c.block.text) ? "a guess at a cause, not a notice" : undefined)),
+  check((c) => (/\b(?:possible|possibly|most likely|probably|perhaps)\b/i.test(c.block.text) ? "a guess at a cause, not a notice" : undefined)),
   check((c) => (/\?\s*$/.test(c.sentence.trim()) || /^\s*(?:how|what|why|when|can|could|did|do|does|is|are|will|should)\b[^.!]*$/i.test(c.sentence) ? "a question" : undefined)),
   check((c) => {
     const head = clauseHead(c);
@@ -164,6 +167,7 @@ export const VETOES: Check[] = [
   check((c) => (!JSON_BODY.test(c.block.text) && isQuoted(c) ? "a quotation, not a notice" : undefined)),
   check((c) =>
     [...c.block.prior, ...c.block.lines.map((line) => line.raw)].some((raw) => MARKDOWN_ITEM.test(raw)) ||
+    EXPLAINED.test(c.block.message) ||
     c.block.lines.some((line) => /^\s*(?:--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ]|\*\*[^*]+\*\*\s*[:—–-]\s)/i.test(line.raw) || SEARCH_RESULT.test(line.raw))
       ? "documentation, help text or a log line"
       : undefined,
@@ -179,7 +183,7 @@ export const VETOES: Check[] = [
   check((c) =>
     !/limit/i.test(c.allowance)
       ? undefined
-      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
+      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?![\d,.])(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
         ? "another sense of \"limit\""
         : undefined,
   ),
@@ -188,6 +192,8 @@ export const VETOES: Check[] = [
 export const HOUR_MS = 3_600_000;
 // a wait shorter than this is a throttle
 export const THROTTLE_MS = 300_000;
+// a wait of a moment in words: "wait a bit", "try again shortly"
+const SOON = /\b(?:wait|try again|retry)\b(?:\s+\w+){0,2}?\s+(?:a (?:bit|moment|little|minute|second|few (?:seconds|minutes))|shortly|momentarily)\b/i;
 // a wait named in words a reset can be read from
 const WAIT = /\b(?:in|after|for|wait)\s+\d/i;
 // "in 0s": the allowance is back already
@@ -203,11 +209,13 @@ const OWN_RETRY = /\b(?:retrying|will retry|backing off)\b|\battempt #?\d+\s*(?:
 const THROTTLE_WORDS = /\brate[- ]?limit|\btoo many requests\b|\bthrottl/i;
 const STRONG_ALLOWANCE = /\b(?:quotas?|credits?|usage|allowance|budget|balance|free|premium)\b|_/i;
 // the agent says it goes on with another provider, model or account by itself
-const ANOTHER_PROVIDER = /\b(?:next|another|fallback|backup|alternative|secondary) (?:\w+ )?(?:provider|account|key|endpoint)\b(?:(?![.!?]\s).){0,60}\b(?:will be used|is used|takes over|will take over|is being used)\b|\b(?:switching|falling back|failing over) to (?:the )?(?:next|another|fallback|backup) (?:\w+ )?(?:provider|account|key)\b/i;
+const ANOTHER_PROVIDER = /\b(?:trying|using|use|try|switching to|falling back to) (?:the |an? )?(?:\w+ )?(?:fallback|backup|alternative)\b|\b(?:trying|using) (?:an?other|other|the next|a different) (?:\w+ )?(?:models?|providers?|accounts?|keys?)\b|\b(?:next|another|fallback|backup|alternative|secondary) (?:\w+ )?(?:provider|account|key|endpoint)\b(?:(?![.!?]\s).){0,60}\b(?:will be used|is used|takes over|will take over|is being used)\b|\b(?:switching|falling back|failing over) to (?:the )?(?:next|another|fallback|backup) (?:\w+ )?(?:provider|account|key)\b/i;
 // a person writing in the first person (a lower-case "i" only before a verb)
 const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?:^|\s)i (?:am|was|have|had|used|got|get|do|did|can|just|only|think|see|use|tried|paid|bought|still)\b/;
 // how fast or how often it happens, said of the limit by someone who is not the agent
 const REMARK = /\bafter (?:only|just) (?:\d|an? |one |two |three |a few )|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
+// a help page explaining an error: what it indicates, its cause and its resolution
+const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s/i;
 // a Markdown list item with a bold label, or a quoted line in bold: a document about the wording
 const MARKDOWN_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*]+\*\*|^\s*>\s*\*\*.+\*\*\s*$/;
 // a budget or limit of the agent's own work, not of the account: per turn or step, for a workflow, a question, a
