@@ -34,7 +34,7 @@ describe("the streaming detector", () => {
     const detector = make();
     expect(types(detector.observe(["✕ [API Error: You exceeded your current quota, please check your plan and billing details."], 0))).toEqual(["candidate"]);
     detector.observe(["Please retry in 56.47s."], 100);
-    expect(detector.tick(1600)).toMatchObject([{ type: "dismissed" }]);
+    expect(detector.tick(1600)).toMatchObject([{ type: "dismissed", whole: { stop: false } }]);
   });
 
   it("dismisses the text when the agent keeps working, and says so once", () => {

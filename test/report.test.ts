@@ -54,9 +54,26 @@ function reasons(events: Record<string, unknown>[]): string {
 }
 
 const PREFACE =
-  "A candidate is text uuldana's reader took for a gone usage allowance. It became a stop when the agent then went quiet or exited with a failing status, and was dismissed when the agent kept working. The lines are the agent's as uuldana's screen model read them, redacted as the session journal is (entries' env values and the config's `redact` matches are `[redacted]`); read them before you attach this file anywhere.";
+  "A candidate is text uuldana's reader took for a gone usage allowance. It became a stop when the agent then went quiet or exited with a failing status, and was dismissed when the agent kept working or when, read again with the lines the agent drew after it, it was no stop. The lines are the agent's as uuldana's screen model read them, redacted as the session journal is (entries' env values and the config's `redact` matches are `[redacted]`); read them before you attach this file anywhere.";
 
 describe("uuldana report", () => {
+  it("says a candidate was dismissed because, read whole with the lines drawn after it, it was no stop", async () => {
+    sandbox.write("config/config.json", { providers: ["limit"], auto_detect: false, quiet_seconds: 0.5, dismiss_seconds: 20 });
+    const terminal = open(["run"], { LIMIT_MODE: "details" });
+    await terminal.waitFor("Please retry in 56.47s.", 20_000);
+    // the quiet stop would come half a second later; it is a dismissal, and the agent keeps running
+    await new Promise((done) => setTimeout(done, 1500));
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    const { events } = theSession();
+    expect(events.find((event) => event.type === "ignored")).toMatchObject({ why: "read whole", reasons: expect.arrayContaining(["not a stop: a rate limit per minute or a throttle that retries"]) });
+    await sandbox.run(["report"]);
+    const report = readFileSync(join(theSession().folder, "report.md"), "utf8");
+    expect(mask(report).split("\n")).toContain(
+      "- what happened: read again with the lines the agent drew after it, it was no stop (not a stop: a rate limit per minute or a throttle that retries), so at INSTANT uuldana dismissed it and left the agent running (the ⚠ mark)",
+    );
+  });
+
   it("writes a dismissed candidate with its verdict, what happened and the lines around it, redacted; --last adds each run's last lines", async () => {
     sandbox.write("config/config.json", { providers: [{ id: "limit", env: { REPORT_KEY: KEY } }], auto_detect: false, quiet_seconds: 1, dismiss_seconds: 2 });
     const terminal = open(["run"], { LIMIT_MODE: "report" });

@@ -57,7 +57,7 @@ export function renderReport(dataDir: string, session: Session, options: { last:
     ...(options.last ? [`- with the last ${options.last} line${options.last === 1 ? "" : "s"} each run drew`] : []),
     "",
     "A candidate is text uuldana's reader took for a gone usage allowance. It became a stop when the agent then went quiet or " +
-      "exited with a failing status, and was dismissed when the agent kept working. The lines are the agent's as uuldana's " +
+      "exited with a failing status, and was dismissed when the agent kept working or when, read again with the lines the agent drew after it, it was no stop. The lines are the agent's as uuldana's " +
       "screen model read them, redacted as the session journal is (entries' env values and the config's `redact` matches " +
       "are `[redacted]`); read them before you attach this file anywhere.",
   ];
@@ -166,6 +166,7 @@ function happened(runs: RunReading[], run: RunReading, candidate: CandidateReadi
       return `${why}, so at ${second(outcome.at)} ${rest}${then.startsWith(",") ? "" : " "}${then}`;
     }
     case "dismissed":
+      if (outcome.readWhole) return `read again with the lines the agent drew after it, it was no stop (${outcome.readWhole.at(-1) ?? "no reason kept"}), so at ${second(outcome.at)} uuldana dismissed it and left the agent running (the ⚠ mark)`;
       return `the agent kept working${candidate.dismissSeconds === undefined ? "" : ` for ${candidate.dismissSeconds} s (\`dismiss_seconds\`)`} after it, so at ${second(outcome.at)} uuldana dismissed it and left the agent running (the ⚠ mark)`;
     case "left":
       return `the agent exited with status 0 after it, at ${second(outcome.at)}: you leaving, not a stop`;

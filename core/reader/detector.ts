@@ -14,7 +14,9 @@ import type { Verdict } from "./reader.js";
 export type DetectorEvent =
   | { type: "candidate"; verdict: Verdict; text: string; at: number }
   | { type: "stop"; verdict: Verdict; text: string; at: number; after: "quiet" | "failing exit" }
-  | { type: "dismissed"; verdict: Verdict; text: string; at: number }
+  // dismissed as the agent kept working, or, with whole, because the message read whole with the lines drawn after
+  // it is no stop (whole is that reading)
+  | { type: "dismissed"; verdict: Verdict; text: string; at: number; whole?: Verdict }
   | { type: "left"; verdict: Verdict; text: string; at: number };
 
 export interface DetectorOptions {
@@ -123,9 +125,9 @@ export class Detector {
       if (screen && this.isBusy(screen)) candidate.lastWork = at + Math.max(0, BUSY_RECHECK_MS - this.options.quietMs);
       else {
         const verdict = this.whole(candidate);
-        if (!verdict) {
+        if (!verdict.stop) {
           this.candidate = undefined;
-          return [{ type: "dismissed", verdict: candidate.verdict, text: candidate.text, at }];
+          return [{ type: "dismissed", verdict: candidate.verdict, text: candidate.text, at, whole: verdict }];
         }
         this.finished = true;
         return [{ type: "stop", verdict, text: candidate.text, at, after: "quiet" }];
@@ -151,7 +153,7 @@ export class Detector {
     this.finished = true;
     return code === 0
       ? [{ type: "left", verdict: candidate.verdict, text: candidate.text, at }]
-      : [{ type: "stop", verdict: this.whole(candidate) ?? candidate.verdict, text: candidate.text, at, after: "failing exit" }];
+      : [{ type: "stop", verdict: this.whole(candidate, true), text: candidate.text, at, after: "failing exit" }];
   }
 
   // When tick() must run next, or undefined while nothing is pending (so an idle agent costs nothing).
@@ -164,11 +166,12 @@ export class Detector {
   // --- internal ---
 
   // The candidate read again with the lines drawn after it: the reset its next line gives, or the details that make
-  // it no stop after all (an API error's retry in seconds); undefined when read whole it is no stop.
-  private whole(candidate: Candidate): Verdict | undefined {
+  // it no stop after all (an API error's retry in seconds: that reading is returned). After a failing exit it stays
+  // a stop, with the reset it gained.
+  private whole(candidate: Candidate, exited = false): Verdict {
     if (!candidate.followers.length) return candidate.verdict;
     const verdict = this.options.classify(`${candidate.raw}\n${candidate.followers.join("\n")}`);
-    if (!verdict.stop) return verdict.score < 0 ? undefined : candidate.verdict;
+    if (!verdict.stop) return verdict.score < 0 && !exited ? verdict : candidate.verdict;
     return candidate.verdict.reset_at || !verdict.reset_at ? candidate.verdict : { ...candidate.verdict, reset_at: verdict.reset_at, reasons: verdict.reasons };
   }
 

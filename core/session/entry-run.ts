@@ -184,7 +184,9 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     const outcome = { candidate: candidates, lines_after: drawn.after };
     if (event.type === "dismissed") {
       report.ignored.push({ at: event.at, text: event.text });
-      options.journal.write("ignored", { entry, text: event.text, score: event.verdict.score, ...outcome });
+      // why: the agent kept working, or the message read whole (with the lines drawn after it) is no stop
+      const why = event.whole ? { why: "read whole", reasons: event.whole.reasons.map((reason) => options.redact(reason)) } : { why: "working" };
+      options.journal.write("ignored", { entry, text: event.text, score: event.verdict.score, ...why, ...outcome });
       saveDrawn();
       run.warn(true);
       return;
