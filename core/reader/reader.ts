@@ -49,7 +49,6 @@ export interface ProviderReading {
 
 export const STOP_SCORE = 4;
 
-
 // Words that say an allowance is used up, and words that name one.
 const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?= (?:(?:its|your|the) )?(?:\w+ )?(?:budget|limit|quota|allowance))|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
 const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan)|capacity|coins|(?<=(?:your|remaining|free|monthly|daily|weekly|no|more) )tokens|(?<=reached )for (?:this|the) (?:month|day|week|billing period))\b/g;
