@@ -50,8 +50,8 @@ export interface ProviderReading {
 export const STOP_SCORE = 4;
 
 // Words that say an allowance is used up, and words that name one.
-const GONE = /\b(?:hit|hitting|reached|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?= (?:(?:its|your|the) )?(?:\w+ )?(?:budget|limit|quota|allowance))|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
-const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan)|capacity|coins|(?<=(?:your|remaining|free|monthly|daily|weekly|no|more) )tokens|(?<=reached )for (?:this|the) (?:month|day|week|billing period))\b/g;
+const GONE = /\b(?:hit|hitting|reached|met(?= (?:your|the|its) )|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?= (?:(?:its|your|the) )?(?:\w+ )?(?:budget|limit|quota|allowance))|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
+const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan)|capacity|coins|funds|(?<=(?:your|remaining|free|monthly|daily|weekly|no|more) )tokens|(?<=reached )for (?:this|the) (?:month|day|week|billing period))\b/g;
 const CODES = new RegExp(`\\b(?:${[...ALLOWANCE_CODES.map(literal), ALLOWANCE_ERROR_NAMES].join("|")})\\b`, "i");
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
 const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
@@ -62,14 +62,14 @@ const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?cred
 const ACCOUNT_NOUN = String.raw`(?:subscription|allocation|plan(?! mode)|account|membership|seat|licen[cs]e|(?:free )?trial|free (?:tier|plan)|billing|payment(?: method)?|invoices?)`;
 const ACCOUNT_STATE_WORD = String.raw`(?:inactive|expired|ended|over|cancell?ed|lapsed|suspended|restricted|blocked|disabled|deactivated|past due|overdue|unpaid|outstanding|(?:is |are )?not (?:in )?good standing|not active)`;
 const ACCOUNT_STATE = new RegExp(
-  String.raw`\b${ACCOUNT_NOUN}\b(?:(?![.!?;]\s).){0,60}?\b(?:(?:is|are|has|have|was|been|got) )*${ACCOUNT_STATE_WORD}\b|\b(?:outstanding|overdue|unpaid)\s+(?:invoices?|payments?|balance)\b|\b(?:overdue|suspended|inactive|non[- ]?active|expired|restricted|blocked|deactivated|unpaid|past[- ]due|cancell?ed|lapsed)\s+(?:\w+\s+)?${ACCOUNT_NOUN}\b|\baccess denied\b(?:(?![.!?]\s).){0,40}\bgood standing\b|\bbilling (?:error|failure|issue|problem)\b|\b(?:requires?|needs?|ensure you have|must have) (?:an? )?(?:active|valid|paid) (?:subscription|plan|licen[cs]e|seat)\b|\bbalance\b\s*:?\s*(?:is\s+)?[-−]\s*[$€£]?\d`,
+  String.raw`\b${ACCOUNT_NOUN}\b(?:(?![.!?;]\s).){0,60}?\b(?:(?:is|are|has|have|was|been|got) )*${ACCOUNT_STATE_WORD}\b|\b(?:outstanding|overdue|unpaid)\s+(?:invoices?|payments?|balance)\b|\b(?:overdue|suspended|inactive|non[- ]?active|expired|restricted|blocked|deactivated|unpaid|past[- ]due|cancell?ed|lapsed)\s+(?:\w+\s+)?${ACCOUNT_NOUN}\b|\baccess denied\b(?:(?![.!?]\s).){0,40}\bgood standing\b|\bbilling (?:error|failure|issue|problem)\b|\b(?:requires?|needs?|(?:ensure|make sure)(?: that)? you have|must have) (?:an? )?(?:active|valid|paid|positive) (?:subscription|plan|licen[cs]e|seat|balance)\b|\bneeds? a (?:credit card|payment method) on file\b|\bbalance\b\s*:?\s*(?:is\s+)?[-−]\s*[$€£]?\d`,
   "i",
 );
 const PLAN_EXCLUDES = new RegExp(
   String.raw`\b(?:plan|subscription|tier|account|seat)\b(?:(?![.!?]\s).){0,50}?\b(?:does not|doesn't|doesn’t|do not|don't|may not|might not|no longer) (?:include|cover|come with|allow|grant|provide)\b|\bnot (?:included|available|covered|enabled|active) (?:in|on|with|by|for) (?:your|the|this) (?:current )?(?:plan|subscription|tier|account|seat|organization|org)\b|\b(?:plan|subscription|seat)\b(?:(?![.!?]\s).){0,30}?\bincludes? no\b|\bno (?:usage|access|allowance) (?:is )?(?:included|available) (?:in|on|with) your\b`,
   "i",
 );
-const REMEDY = String.raw`(?:upgrade|subscribe|purchase|buy(?: more)?|top up|add (?:more )?(?:credits|funds|a payment method|billing)|update (?:your )?(?:payment|billing|plan)|sign up|start (?:a|your) (?:trial|subscription)|set up (?:a )?(?:spending )?(?:budget|billing|payment))`;
+const REMEDY = String.raw`(?:upgrade|subscribe|purchase|buy(?: more)?|top up|add (?:more )?(?:credits|funds|a payment method|a credit card|billing)|update (?:your )?(?:payment|billing|plan)|sign up|start (?:a|your) (?:trial|subscription)|set up (?:a )?(?:spending )?(?:budget|billing|payment))`;
 const GO_ON = String.raw`(?:to|in order to) (?:continue|keep (?:using|going|working|chatting)|resume|go on|use|access)`;
 const TO_GO_ON = new RegExp(
   String.raw`\b${REMEDY}\b(?:(?![.!?]\s).){0,60}?\b${GO_ON}\b|\b${GO_ON}\b(?:(?![.!?]\s).){0,60}?\b${REMEDY}\b`,
@@ -94,15 +94,17 @@ const KINDS: [LimitKind, RegExp | undefined][] = [
 // Words without which no text can be a stop: most output is ruled out by this one test.
 // Each at the start of a word (or after "_", as in error codes): the reader's own patterns look for whole words, and
 // the test runs at word starts only, twice as fast as anywhere.
-const MAYBE = /(?:\b|_)(?:limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|buy|top up|keep using|keep going|coins|remaining tokens|your tokens|free tokens)|429|402/i;
+const MAYBE = /(?:\b|_)(?:limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402/i;
 
 // a wait of hours or days in words ("back in several hours")
 const LONG_WAIT = /\b(?:in|after|for) (?:a few|several|some|many|\d+) (?:hours|days|weeks)\b/i;
+// a period of a day or more: a throttle over one is an allowance ("too many tokens per day")
+const PERIOD = /\bper (?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
 // a request throttled: a stop only when the wait it is given is hours long
-const THROTTLED = /\b(?:rate[- ]limited|throttled|too many requests)\b/i;
+const THROTTLED = /\b(?:rate[- ]limited|throttled|too many (?:requests|tokens))\b/i;
 
 // the words ALLOWANCE can match: a sentence without one has no pair
-const PAIR_HINT = /limit|quota|credit|usage|allowance|spend|budget|balance|request|messages|free|capacity|reached for|coins|tokens/i;
+const PAIR_HINT = /limit|quota|credit|usage|allowance|spend|budget|balance|request|messages|free|capacity|reached for|coins|funds|tokens/i;
 
 // Classifies a text: stop or not, with the reasons, the kind of limit and when it resets.
 export function classifyText(text: string, options: ReaderOptions): Verdict {
@@ -174,7 +176,7 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const named = kindOf(block.text, candidate);
   const kind = candidate.account && (named === "unknown" || named === "credits") ? "account" : named;
   candidate.options = options;
-  if (candidate.throttled && !((timing(candidate).untilReset ?? 0) >= HOUR_MS)) {
+  if (candidate.throttled && !((timing(candidate).untilReset ?? 0) >= HOUR_MS) && !PERIOD.test(block.message)) {
     return { stop: false, score: -1, kind, reset_at: null, reasons: [found, "not a stop: a throttle without a wait of hours"], span };
   }
   // the first reason it is not a stop is enough

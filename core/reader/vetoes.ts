@@ -140,7 +140,7 @@ export const VETOES: Check[] = [
     return /(?:^|[.!?]\s)(?:[^.!?]*\b(?:I|my|me|we|anyone|why|how come)\b[^.!?]*)\?\s*["“']?\s*$/i.test(asked) ? "a question that quotes the message" : undefined;
   }),
   check((c) =>
-    /\b(?:context(?: window| length| limit| size)?|prompt is too long|too many (?:input )?tokens|max(?:imum)? (?:context|tokens|output tokens)|max_tokens|conversation (?:is )?too long|auto-?compact\w*|compacting)\b/i.test(c.sentence) ||
+    /\b(?:context(?: window| length| limit| size)?|prompt is too long|too many (?:input )?tokens(?! per (?:day|week|month))|max(?:imum)? (?:context|tokens|output tokens)|max_tokens|conversation (?:is )?too long|auto-?compact\w*|compacting)\b/i.test(c.sentence) ||
     (/\btoken limit\b/i.test(c.sentence) && !/\b(?:daily|weekly|monthly|resets?|plan)\b|\bper (?:day|week|month)\b/i.test(c.block.text))
       ? "a context window that is full, not an allowance"
       : undefined,
@@ -151,7 +151,12 @@ export const VETOES: Check[] = [
       ? "the agent switched model by itself and carries on"
       : undefined,
   ),
-  check((c) => (/\b(?:possible|possibly|most likely|probably|perhaps)\b/i.test(c.block.text) ? "a guess at a cause, not a notice" : undefined)),
+  check((c) => {
+    const guess = /\b(?:possible|possibly|most likely|probably|perhaps)\b/i.exec(c.block.text);
+    // a guess at why an account is in its state leaves the state as it is
+    if (!guess || (c.account && guess.index > c.phraseAt)) return undefined;
+    return "a guess at a cause, not a notice";
+  }),
   check((c) => (/\?\s*$/.test(c.sentence.trim()) || /^\s*(?:how|what|why|when|can|could|did|do|does|is|are|will|should)\b[^.!]*$/i.test(c.sentence) ? "a question" : undefined)),
   check((c) => {
     const head = clauseHead(c);
@@ -183,7 +188,7 @@ export const VETOES: Check[] = [
   check((c) =>
     !/limit/i.test(c.allowance)
       ? undefined
-      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?![\d,.])(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
+      : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?![\d,.])(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|activation|device|install(?:ation)?|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
         ? "another sense of \"limit\""
         : undefined,
   ),
@@ -193,7 +198,7 @@ export const HOUR_MS = 3_600_000;
 // a wait shorter than this is a throttle
 export const THROTTLE_MS = 300_000;
 // a wait of a moment in words: "wait a bit", "try again shortly"
-const SOON = /\b(?:wait|try again|retry)\b(?:\s+\w+){0,2}?\s+(?:a (?:bit|moment|little|minute|second|few (?:seconds|minutes))|shortly|momentarily)\b/i;
+const SOON = /\b(?:wait|try again|retry)\b(?:\s+\w+){0,2}?\s+(?:a (?:bit|moment|little|minute|second|few (?:seconds|minutes))|shortly|momentarily)\b|\b(?:try again|retry) later\b|\bwait before (?:trying|retrying)\b/i;
 // a wait named in words a reset can be read from
 const WAIT = /\b(?:in|after|for|wait)\s+\d/i;
 // "in 0s": the allowance is back already
@@ -215,14 +220,14 @@ const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?
 // how fast or how often it happens, said of the limit by someone who is not the agent
 const REMARK = /\bafter (?:only|just) (?:\d|an? |one |two |three |a few )|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
 // a help page explaining an error: what it indicates, its cause and its resolution
-const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s/i;
+const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s|\b(?:may|can|could|might)(?: also)? mean\b|\b\w+ means (?:that )?(?:you|no|your|there)\b|\bnothing to do with\b|\bnot a bug\b|^\W*(?:hi|hello|hey)\b[,!]\s+\w/i;
 // a Markdown list item with a bold label, or a quoted line in bold: a document about the wording
 const MARKDOWN_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*]+\*\*|^\s*>\s*\*\*.+\*\*\s*$/;
 // a budget or limit of the agent's own work, not of the account: per turn or step, for a workflow, a question, a
 // container, a count in parentheses after it ("limit reached (5)")
 const OWN_BUDGET = /\b(?:goal|turn|task|step|workflow|question|loop|iteration|thinking|reasoning|search|exploration|research|planning|tool[- ]?call|retry|time) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d|\bper (?:turn|step|task|run|iteration|loop|tool call)\b|\b(?:container|instance|sandbox|vm|pod|deployment|workspace|worktree|environment)s? limit\b|\blimit (?:reached|exceeded|hit)\s*\(\d+(?:\s*\/\s*\d+)?\)|\b\w+=\d+,\s*\w+=\d+/i;
 // the agent says it goes on with what it has
-const CARRIES_ON_ANYWAY = /\b(?:proceeding|continuing|carrying on) (?:with|without|anyway)\b/i;
+const CARRIES_ON_ANYWAY = /\b(?:proceeding|continuing|carrying on) (?:with|without|anyway)\b|\byou can (?:still )?continue (?:using|with|to use)\b/i;
 // a search result as grep and its kind print one: path:line: then the line found
 const SEARCH_RESULT = /^\s*(?:\.{1,2}\/)?[\w@.+-]+(?:\/[\w@.+-]+)*\.[A-Za-z0-9]{1,8}:\d+[:-]|^\s*[\w@.+-]+(?:\/[\w@.+-]+)+:\d+[:-]/;
 
