@@ -84,7 +84,7 @@ const MUST = /\b(?:must|need to|needs to|required|requires|have to|please|your (
 const KINDS: [LimitKind, RegExp | undefined][] = [
   ["weekly", /\b(?:weekly|week|7[- ]day|seven[- ]day)\b/i],
   ["session", /\b(?:5[- ]?hours?|five[- ]hour|5h|session)\b/i],
-  ["daily", /\b(?:daily|per day|a day|24[- ]hour|today's)\b/i],
+  ["daily", /\b(?:daily|per day|a day|24[- ]hour|today's)\b|(?:\b|_)(?:rpd|tpd)\b/i],
   ["monthly", /\b(?:monthly|month|billing (?:cycle|period))\b/i],
   // the names of models come with the options
   ["per-model", undefined],

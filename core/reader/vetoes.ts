@@ -126,7 +126,7 @@ export const VETOES: Check[] = [
       : undefined,
   ),
   check((c) => (ANOTHER_PROVIDER.test(c.block.message) ? "the agent moves to another provider by itself and carries on" : undefined)),
-  check((c) => (REMARK.test(c.sentence) ? "a remark about the limit, not the notice" : undefined)),
+  check((c) => (REMARK.test(c.sentence) || NARRATIVE.test(c.block.text) ? "a remark about the limit, not the notice" : undefined)),
   check((c) => {
     // someone telling what happened to them, or asking about it, and quoting the message as they go
     const head = c.sentence.slice(0, Math.max(0, c.sentence.toLowerCase().indexOf(c.gone.toLowerCase())));
@@ -136,6 +136,8 @@ export const VETOES: Check[] = [
     const line = lineAround(c.block, c.phraseAt);
     const others = c.block.text.slice(line.start, c.phraseAt) + " " + c.block.text.slice(c.phraseAt + c.phrase.length, line.end);
     if (PERSON.test(others) && !/\b(?:sorry|apologi[sz]e)\b/i.test(others)) return "someone writing about the limit, not the notice";
+    // someone calling on others by name, as people do in an issue thread
+    if (/(?:^|\s)@[A-Za-z0-9][\w-]+(?=[\s,.?!]|$)/.test(c.block.text)) return "someone writing about the limit, not the notice";
     const asked = c.block.text.slice(0, c.at);
     return /(?:^|[.!?]\s)(?:[^.!?]*\b(?:I|my|me|we|anyone|why|how come)\b[^.!?]*)\?\s*["“']?\s*$/i.test(asked) ? "a question that quotes the message" : undefined;
   }),
@@ -203,7 +205,7 @@ const SOON = /\b(?:wait|try again|retry)\b(?:\s+\w+){0,2}?\s+(?:a (?:bit|moment|
 const WAIT = /\b(?:in|after|for|wait)\s+\d/i;
 // "in 0s": the allowance is back already
 const ZERO_WAIT = /\b(?:in|after)\s+0+(?:\.0+)?\s*(?:ms|s|secs?|seconds?)\b/i;
-const LONG_PERIOD = /\bper[ _-]?(?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
+const LONG_PERIOD = /\bper[ _-]?(?:day|week|month)\b|\b(?:daily|weekly|monthly)\b|(?:\b|_)(?:rpd|tpd)\b/i;
 // the same in an API's quota ids: GenerateRequestsPerDayPerProjectPerModel
 const LONG_PERIOD_ID = /(?<=[a-z])Per(?:Day|Week|Month)(?=[A-Z_\W]|$)/;
 const PER_MINUTE = /(?:\b|_)per[ _-](?:minute|min|second|sec)(?:\b|_)|(?:rpm|tpm|rps)\b|\btokens per (?:minute|min)\b|\bnot (?:your|a) (?:usage )?limit\b|\bslow down\b/i;
@@ -218,6 +220,8 @@ const ANOTHER_PROVIDER = /\b(?:trying|using|use|try|switching to|falling back to
 // a person writing in the first person (a lower-case "i" only before a verb)
 const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?:^|\s)i (?:am|was|have|had|used|got|get|do|did|can|just|only|think|see|use|tried|paid|bought|still)\b/;
 // how fast or how often it happens, said of the limit by someone who is not the agent
+// a story of what happened, told afterwards
+const NARRATIVE = /\b\d+ (?:days?|hours?|weeks?|minutes?) later\b|\b(?:is|was|are|were) still (?:blocked|there|showing|happening)\b/i;
 const REMARK = /\bafter (?:only|just) (?:\d|an? |one |two |three |a few )|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
 // a help page explaining an error: what it indicates, its cause and its resolution
 const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s|\b(?:may|can|could|might)(?: also)? mean\b|\b\w+ means (?:that )?(?:you|no|your|there)\b|\bnothing to do with\b|\bnot a bug\b|^\W*(?:hi|hello|hey)\b[,!]\s+\w/i;
