@@ -50,7 +50,7 @@ export interface ProviderReading {
 export const STOP_SCORE = 4;
 
 // Words that say an allowance is used up, and words that name one.
-const GONE = /\b(?:hit|hitting|reached|met(?= (?:your|the|its) )|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?= (?:(?:its|your|the) )?(?:\w+ )?(?:budget|limit|quota|allowance))|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
+const GONE = /\b(?:hit|hitting|reached|met(?= (?:your|the|its) )|(?:unavailable|blocked|disabled|paused|stopped) (?:due to|because of)(?= (?:\w+ )?(?:usage|limits?|quotas?|credits?))|exceeded|exhausted|depleted|maxed out|used up|(?:ran|run|running|are|is|be) out of|out of|surpassed|no (?:more )?(?:\w+ ){0,2}(?:left|remaining)|insufficient|exceeds?|used (?:\d{1,3}(?:\.\d+)?\s?%|all|up all)(?: of)?|(?:have|has|with) no|not enough|(?:is |are )?too low|(?:does not|doesn't|do not|don't) have|(?:is |are )?(?:now )?paused|(?<=(?:'ve|have|has) )used|(?:is |are )?at (?:its|your|the) (?:\w+ )?limit|over(?= (?:(?:its|your|the) )?(?:\w+ )?(?:budget|limit|quota|allowance))|(?:is |are |has |have )?(?:been )?(?:ended|expired)|(?:is |are )?(?:negative|empty)|: ?[-−]\$?\d|(?:is |are |at |of |set to )\$0(?:\.0+)?|can(?:not|'t|’t) (?:accrue|use|make|send|get) (?:any )?(?:more|additional)|(?<=(?:credits|quota|allowance|budget) )(?:used|spent|consumed)(?=[.!;]|$))(?=\W|$)/g;
 const ALLOWANCE = /\b(?:limits?|quotas?|credits?|usage|allowance|spend(?:ing)? (?:cap|limit)|budget|balance|premium requests?|requests|messages|free (?:trial|tier|plan)|capacity|coins|funds|(?<=(?:your|remaining|free|monthly|daily|weekly|no|more) )tokens|(?<=reached )for (?:this|the) (?:month|day|week|billing period))\b/g;
 const CODES = new RegExp(`\\b(?:${[...ALLOWANCE_CODES.map(literal), ALLOWANCE_ERROR_NAMES].join("|")})\\b`, "i");
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
@@ -62,7 +62,7 @@ const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?cred
 const ACCOUNT_NOUN = String.raw`(?:subscription|allocation|plan(?! mode)|account|membership|seat|licen[cs]e|(?:free )?trial|free (?:tier|plan)|billing|payment(?: method)?|invoices?)`;
 const ACCOUNT_STATE_WORD = String.raw`(?:inactive|expired|ended|over|cancell?ed|lapsed|suspended|restricted|blocked|disabled|deactivated|past due|overdue|unpaid|outstanding|(?:is |are )?not (?:in )?good standing|not active)`;
 const ACCOUNT_STATE = new RegExp(
-  String.raw`\b${ACCOUNT_NOUN}\b(?:(?![.!?;]\s).){0,60}?\b(?:(?:is|are|has|have|was|been|got) )*${ACCOUNT_STATE_WORD}\b|\b(?:outstanding|overdue|unpaid)\s+(?:invoices?|payments?|balance)\b|\b(?:overdue|suspended|inactive|non[- ]?active|expired|restricted|blocked|deactivated|unpaid|past[- ]due|cancell?ed|lapsed)\s+(?:\w+\s+)?${ACCOUNT_NOUN}\b|\baccess denied\b(?:(?![.!?]\s).){0,40}\bgood standing\b|\bbilling (?:error|failure|issue|problem)\b|\b(?:requires?|needs?|(?:ensure|make sure)(?: that)? you have|must have) (?:an? )?(?:active|valid|paid|positive) (?:subscription|plan|licen[cs]e|seat|balance)\b|\bneeds? a (?:credit card|payment method) on file\b|\bbalance\b\s*:?\s*(?:is\s+)?[-−]\s*[$€£]?\d`,
+  String.raw`\b${ACCOUNT_NOUN}\b(?:(?![.!?;]\s).){0,60}?\b(?:(?:is|are|has|have|was|been|got) )*${ACCOUNT_STATE_WORD}\b|\b(?:outstanding|overdue|unpaid)\s+(?:invoices?|payments?|balance)\b|\b(?:overdue|suspended|inactive|non[- ]?active|expired|restricted|blocked|deactivated|unpaid|past[- ]due|cancell?ed|lapsed)\s+(?:\w+\s+)?${ACCOUNT_NOUN}\b|\baccess denied\b(?:(?![.!?]\s).){0,40}\bgood standing\b|\bbilling (?:error|failure|issue|problem)\b|\b(?:requires?|needs?|(?:ensure|make sure)(?: that)? you have|must have) (?:an? )?(?:active|valid|paid|positive) (?:subscription|plan|licen[cs]e|seat|balance)\b|\brequires? (?:usage |more |paid |extra )?credits\b|\bneeds? a (?:credit card|payment method) on file\b|\bbalance\b\s*:?\s*(?:is\s+)?[-−]\s*[$€£]?\d`,
   "i",
 );
 const PLAN_EXCLUDES = new RegExp(
@@ -76,7 +76,7 @@ const TO_GO_ON = new RegExp(
   "i",
 );
 // words without which a sentence has no account state and offers no way on: most are ruled out by these
-const ACCOUNT_HINT = /subscri|plan|account|member|seat|licen|trial|free|billing|payment|invoice|allocation|balance/i;
+const ACCOUNT_HINT = /subscri|plan|account|member|seat|licen|trial|free|billing|payment|invoice|allocation|balance|credit/i;
 const GO_ON_HINT = /continue|keep|resume|go on|\buse\b|access/i;
 // "to use X, upgrade" offers more, unless the user is told they must, or told of their own plan
 const MUST = /\b(?:must|need to|needs to|required|requires|have to|please|your (?:plan|subscription|account|seat))\b|\bto (?:continue|keep|resume|go on)\b/i;
@@ -94,7 +94,7 @@ const KINDS: [LimitKind, RegExp | undefined][] = [
 // Words without which no text can be a stop: most output is ruled out by this one test.
 // Each at the start of a word (or after "_", as in error codes): the reader's own patterns look for whole words, and
 // the test runs at word starts only, twice as fast as anywhere.
-const MAYBE = /(?:\b|_)(?:limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402/i;
+const MAYBE = /(?:\b|_)(?:limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|unavailable|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402/i;
 
 // a wait of hours or days in words ("back in several hours")
 const LONG_WAIT = /\b(?:in|after|for) (?:a few|several|some|many|\d+) (?:hours|days|weeks)\b/i;
