@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -83,7 +83,7 @@ describe("secrets of entries a project's config leaves out", () => {
         "plan agent ready",
         "> use [redacted] for the deploy",
         "The deploy script reads the key [redacted] from its settings; I left it there.",
-        "⎿  You've hit your weekly limit (account [redacted]) · resets Dec 3, 9am (Europe/Berlin)",
+        `⎿  You've hit your weekly limit (account [redacted]) · resets ${LIMIT_RESET.text}`,
         "",
         "Goodbye.",
         "",
@@ -91,7 +91,7 @@ describe("secrets of entries a project's config leaves out", () => {
     );
     const events = journal(files);
     expect(events.find((event) => event.type === "user")?.text).toBe("use [redacted] for the deploy");
-    expect(events.find((event) => event.type === "limit")?.text).toBe("You've hit your weekly limit (account [redacted]) · resets Dec 3, 9am (Europe/Berlin)");
+    expect(events.find((event) => event.type === "limit")?.text).toBe(`You've hit your weekly limit (account [redacted]) · resets ${LIMIT_RESET.text}`);
   });
 
   it("are blanked by cooldowns list in a row written unredacted", async () => {
