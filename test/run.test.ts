@@ -447,7 +447,9 @@ describe("failover chains and ends", () => {
     const journal = (): string[] => {
       const sessions = join(sandbox.data, "sessions");
       const [id] = existsSync(sessions) ? readdirSync(sessions) : [];
-      return id ? readFileSync(join(sessions, id, "journal.jsonl"), "utf8").trim().split("\n") : [];
+      // the session's folder is made a moment before its journal
+      const file = id ? join(sessions, id, "journal.jsonl") : undefined;
+      return file && existsSync(file) ? readFileSync(file, "utf8").trim().split("\n") : [];
     };
     await waitFor(() => journal().some((line) => line.includes('"type":"limit"')), "the limit in the journal", 20_000);
     const pid = JSON.parse(journal()[0]!).pid as number;
