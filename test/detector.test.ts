@@ -166,6 +166,16 @@ describe("the streaming detector", () => {
       expect(asked).toBe(1);
     });
 
+    it("never stops for quiet without the screen the busy test is to see, whatever the clock says by then", () => {
+      const detector = new Detector({ quietMs: 1500, dismissMs: 20_000, classify: (text) => classifyText(text, { now, timeZone: "UTC" }), busy: () => true });
+      detector.observe([LIMIT], 0);
+      // a caller that asked needsScreen a moment before the deadline, then ticked a moment after it
+      expect(detector.needsScreen(1499)).toBe(false);
+      expect(detector.tick(1500)).toEqual([]);
+      expect(detector.needsScreen(1500)).toBe(true);
+      expect(detector.tick(1500, ["◆ running the test suite"])).toEqual([]);
+    });
+
     it("is not needed without a limit message, or without a hook", () => {
       expect(withBusy(() => true).needsScreen(60_000)).toBe(false);
       const plain = make();

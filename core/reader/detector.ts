@@ -120,7 +120,9 @@ export class Detector {
   tick(at: number, screen?: readonly string[]): DetectorEvent[] {
     const candidate = this.candidate;
     if (!candidate || this.finished) return [];
-    if (at - candidate.lastWork >= this.options.quietMs) {
+    // the provider's busy test sees the screen before a quiet stop: without the screen, no stop yet — the caller asks
+    // again with it (needsScreen says so)
+    if (at - candidate.lastWork >= this.options.quietMs && (screen || !this.options.busy)) {
       // busy: asked again a quiet period later, and never more often than BUSY_RECHECK_MS
       if (screen && this.isBusy(screen)) candidate.lastWork = at + Math.max(0, BUSY_RECHECK_MS - this.options.quietMs);
       else {
