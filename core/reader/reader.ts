@@ -263,30 +263,29 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
   // so does a request throttled, and only when the wait it is given is hours long
   const throttles: Candidate[] = [];
   for (const { sentence, at } of sentencesOf(block)) {
-    const before = block.text.slice(0, at);
     const lower = sentence.toLowerCase();
     const code =
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
       (STATUS.test(sentence) && /\b(?:quota|plan|billing|credits?|usage limit|subscription)\b/i.test(block.text) ? STATUS.exec(sentence) : null);
-    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, before, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false, account: false });
+    if (code) candidates.push({ block, models, sentence, at, phraseAt: at + code.index, gone: code[0], allowance: code[0], phrase: code[0], byCode: true, byPhrase: false, account: false });
     const hinted = ACCOUNT_HINT.test(sentence);
     const state = hinted ? (ACCOUNT_STATE.exec(sentence) ?? PLAN_EXCLUDES.exec(sentence)) : null;
-    if (state) candidates.push({ block, models, sentence, at, phraseAt: at + state.index, before, gone: state[0], allowance: state[0], phrase: state[0], byCode: true, byPhrase: false, account: true });
+    if (state) candidates.push({ block, models, sentence, at, phraseAt: at + state.index, gone: state[0], allowance: state[0], phrase: state[0], byCode: true, byPhrase: false, account: true });
     const remedy = GO_ON_HINT.test(sentence) ? TO_GO_ON.exec(sentence) : null;
     if (remedy && (!/\b(?:use|access)$/i.test(remedy[0]) || MUST.test(sentence)) && !/\bwithout (?:waiting|the wait|having to wait)\b|\bskip the wait\b/i.test(sentence)) {
-      remedies.push({ block, models, sentence, at, phraseAt: at + remedy.index, before, gone: remedy[0], allowance: remedy[0], phrase: remedy[0], byCode: true, byPhrase: false, account: true });
+      remedies.push({ block, models, sentence, at, phraseAt: at + remedy.index, gone: remedy[0], allowance: remedy[0], phrase: remedy[0], byCode: true, byPhrase: false, account: true });
     }
     for (const phrase of options.phrases ?? []) {
       const match = phrase.exec(sentence);
-      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, before, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true, account: false });
+      if (match) candidates.push({ block, models, sentence, at, phraseAt: at + match.index, gone: match[0], allowance: match[0], phrase: match[0], byCode: false, byPhrase: true, account: false });
     }
     const throttled = THROTTLED.exec(sentence);
-    if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, before, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
+    if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
     const pair = PAIR_HINT.test(sentence) ? nearestPair(lower) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
-      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, before, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
+      candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
     }
   }
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0] ?? remedies[0] ?? throttles[0];

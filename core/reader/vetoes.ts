@@ -21,7 +21,6 @@ export interface Candidate {
   // where the sentence and the phrase begin in the block's text
   at: number;
   phraseAt: number;
-  before: string;
   gone: string;
   allowance: string;
   phrase: string;
