@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
@@ -14,7 +14,7 @@ export class Journal {
   private readonly fd: number;
 
   // With a first event, a journal that does not exist yet is created with that event in the same call: uuldana
-  // killed in its first moments leaves no journal, or one with its start, hardly ever an empty one.
+  // killed in its first moments leaves no journal, or one with its start, never an empty one.
   constructor(
     dataDir: string,
     sessionId: string,
@@ -26,11 +26,7 @@ export class Journal {
     let pending = first;
     try {
       mkdirSync(this.folder, { recursive: true, mode: 0o700 });
-      if (first && !existsSync(this.file)) {
-        // created and written in one call, with nothing of uuldana's own between the two
-        writeFileSync(this.file, this.line(first.type, first.fields), { flag: "wx", mode: 0o600 });
-        pending = undefined;
-      }
+      if (first && !existsSync(this.file)) pending = createWith(this.file, this.line(first.type, first.fields)) ? undefined : first;
       this.fd = openSync(this.file, "a+", 0o600);
       if (first && !pending) fsyncSync(this.fd);
     } catch (error) {
@@ -81,6 +77,23 @@ export function saveSessionFile(folder: string, name: string, text: string): str
   writeFileSync(temp, text, { mode: 0o600 });
   renameSync(temp, file);
   return file;
+}
+
+// Makes the journal with its first line already in it: the line goes to a temporary file that is then linked into
+// place, so the journal never exists without it (a kill between opening a file and writing it left an empty one).
+// False when another writer made the journal first.
+function createWith(file: string, line: string): boolean {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, line, { mode: 0o600 });
+  try {
+    linkSync(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    unlinkSync(temp);
+  }
 }
 
 function dropTornLine(fd: number): void {
