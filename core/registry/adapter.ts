@@ -15,10 +15,33 @@ export interface ProviderVerdict {
   reason?: string;
 }
 
-// One turn of the conversation as an adapter reads it from its agent's screen.
+// One turn of the conversation as an adapter reads it from its agent's screen or transcript: the user's words, the
+// agent's answer, or one tool call the agent made, summarised on one line (the tool and its target).
 export interface Turn {
-  role: "user" | "agent";
+  role: "user" | "agent" | "tool";
   text: string;
+}
+
+// What the transcript hook is told of the run that ended, to find that run's own session file and no other.
+export interface TranscriptQuery {
+  // the folder the agent ran in
+  cwd: string;
+  // the environment the agent ran with: its account folder (the manifest's account_env) and HOME are read from here
+  env: Readonly<Record<string, string>>;
+  // when the agent was started, and when it ended
+  started: Date;
+  ended: Date;
+  // the session id uuldana gave the CLI (the manifest's session_id), when it gave one
+  sessionId: string | undefined;
+  // the first prompt uuldana gave the CLI, when it gave one: the first user turn of the file, if it is that run's
+  prompt: string | undefined;
+}
+
+// A run's conversation as the agent itself recorded it: the file it came from and the run's turns in order, the
+// limit message, hidden reasoning and the CLI's own notices left out.
+export interface Transcript {
+  file: string;
+  turns: Turn[];
 }
 
 // A provider adapter: a plain object of optional, synchronous hooks, called on the output path.
@@ -33,10 +56,12 @@ export interface ProviderAdapter {
   conversation?(screenText: string): Turn[] | undefined;
   // true when a typed prompt may be pasted
   ready?(screen: readonly string[]): boolean;
+  // the run's conversation from the agent's own session file; undefined when it cannot be found or read
+  transcript?(query: TranscriptQuery): Transcript | undefined;
 }
 
 // The hooks an adapter may export, by name.
-export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready"] as const satisfies readonly (keyof ProviderAdapter)[];
+export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready", "transcript"] as const satisfies readonly (keyof ProviderAdapter)[];
 
 // Identity helper that gives an adapter module its type.
 export function defineProvider<T extends ProviderAdapter>(adapter: T): T {

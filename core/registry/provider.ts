@@ -1,5 +1,5 @@
 import { escapeControls } from "../base/safe-text.js";
-import { loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Turn } from "./adapter.js";
+import { loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
 import { compileLinePatterns } from "./patterns.js";
 import type { ManifestRecord } from "./types.js";
 
@@ -10,7 +10,10 @@ import type { ManifestRecord } from "./types.js";
 // How long one call of a hook may take before the hook is turned off, unless the session says otherwise.
 export const HOOK_BUDGET_MS = 50;
 
-// The five hooks, always present and never throwing; each falls back to the manifest or to "no opinion".
+// How long the transcript hook may take: it is called once, when a run ends, and reads a file.
+export const TRANSCRIPT_BUDGET_MS = 3000;
+
+// The hooks, always present and never throwing; each falls back to the manifest or to "no opinion".
 export interface ProviderHooks {
   // the adapter's verdict on text the agent drew, checked and copied; undefined when it has none
   classify(text: string): ProviderVerdict | undefined;
@@ -22,6 +25,8 @@ export interface ProviderHooks {
   conversation(screenText: string): Turn[] | undefined;
   // the adapter's ready hook, or else the manifest's prompt.ready pattern on the screen's lines; undefined with neither
   ready(screen: readonly string[]): boolean | undefined;
+  // the run's conversation from the agent's own session file; undefined when the adapter has none or finds none
+  transcript(query: TranscriptQuery): Transcript | undefined;
 }
 
 // A hook that was turned off, as flat facts.
@@ -57,7 +62,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
   const off = new Set<HookName>();
 
   // One guarded call: the hook's checked result, or undefined when it has none, is off, or has just been turned off.
-  const call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>): { value: T } | undefined => {
+  const call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>, budget = budgetMs): { value: T } | undefined => {
     const fn = adapter?.[hook] as ((this: ProviderAdapter, argument: unknown) => unknown) | undefined;
     if (!fn || off.has(hook)) return undefined;
     const started = clock();
@@ -68,11 +73,11 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
       outcome = { threw: oneLine(error instanceof Error ? error.message : String(error)) };
     }
     const durationMs = clock() - started;
-    if ("value" in outcome && durationMs <= budgetMs) return outcome;
+    if ("value" in outcome && durationMs <= budget) return outcome;
     off.add(hook);
     const failure = "threw" in outcome ? "threw" : "wrong" in outcome ? "returned" : "slow";
     const message = "threw" in outcome ? outcome.threw : "wrong" in outcome ? outcome.wrong : `took ${Math.round(durationMs)} ms`;
-    options.report({ provider: manifest.id, hook, failure, message, durationMs: Math.round(durationMs), budgetMs });
+    options.report({ provider: manifest.id, hook, failure, message, durationMs: Math.round(durationMs), budgetMs: budget });
     // a slow call's answer is still a good answer
     return "value" in outcome ? outcome : undefined;
   };
@@ -87,6 +92,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
       if (hooked) return hooked.value;
       return readyPattern ? readyPattern.test(screen.join("\n")) : undefined;
     },
+    transcript: (query) => call("transcript", query, checkTranscript, Math.max(budgetMs, TRANSCRIPT_BUDGET_MS))?.value,
   };
 }
 
@@ -137,12 +143,25 @@ function checkBoolean(value: unknown): Checked<boolean> {
 
 function checkTurns(value: unknown): Checked<Turn[] | undefined> {
   if (value === undefined) return { value: undefined };
+  if (!isTurnList(value)) return { wrong: `${show(value)}, not undefined or a list of turns ({ role: "user", "agent" or "tool", text })` };
+  return { value: copyTurns(value) };
+}
+
+function checkTranscript(value: unknown): Checked<Transcript | undefined> {
+  if (value === undefined) return { value: undefined };
+  const expected = 'not undefined or a transcript ({ file, turns: [{ role: "user", "agent" or "tool", text }] })';
+  if (!isPlainObject(value) || typeof value.file !== "string" || !isTurnList(value.turns)) return { wrong: `${show(value)}, ${expected}` };
+  return { value: { file: value.file, turns: copyTurns(value.turns) } };
+}
+
+function isTurnList(value: unknown): value is Turn[] {
   const isTurn = (turn: unknown): turn is Turn =>
-    isPlainObject(turn) && (turn.role === "user" || turn.role === "agent") && typeof turn.text === "string";
-  if (!Array.isArray(value) || !value.every(isTurn)) {
-    return { wrong: `${show(value)}, not undefined or a list of turns ({ role: "user" or "agent", text })` };
-  }
-  return { value: value.map((turn) => ({ role: turn.role, text: turn.text })) };
+    isPlainObject(turn) && (turn.role === "user" || turn.role === "agent" || turn.role === "tool") && typeof turn.text === "string";
+  return Array.isArray(value) && value.every(isTurn);
+}
+
+function copyTurns(turns: readonly Turn[]): Turn[] {
+  return turns.map((turn) => ({ role: turn.role, text: turn.text }));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

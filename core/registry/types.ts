@@ -36,6 +36,8 @@ export interface Manifest {
   busy?: string[];
   account_env?: Record<string, string>;
   resume?: { args: string[] };
+  // how the caller chooses the CLI's session id (a UUID, {id} in the arguments): its transcript is then found by it
+  session_id?: { args: string[] };
   models?: { names?: string[]; flag?: string; switch_keys?: string[] };
   quota?: { source: string };
   adapter?: string;
