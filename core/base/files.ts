@@ -25,7 +25,6 @@ export class FileProblem extends Error {
 }
 
 // A named pipe opens at once and reads nothing instead of waiting for a writer; a terminal never becomes ours.
-// How files that must be regular are opened: read-only, never waiting on a pipe or taking a terminal.
 export const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 
 // Reads a file that must be a regular file (a link to one is fine); anything else is a FileProblem, never a hang.
