@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { stripEscapes } from "../core/base/ansi.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, linkAgent, makeSandbox, standInManifest, handoffPreamble, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // A drop-in provider with wording of its own, its manifest and adapter in the sandbox's config folder, run for real:
@@ -71,13 +71,11 @@ describe("a drop-in manifest with an adapter", () => {
     await terminal.exited;
     expect(args[2]).toBe(
       [
-        "You are continuing a conversation that began with Stand-in quirk (quirk), whose usage allowance ran out. Below is the conversation as it was shown on screen. " +
-          "Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over: check the state of the files before relying on them. " +
-          "Continue with the user's last request.",
+        handoffPreamble("Stand-in quirk (quirk)", "please tidy the docs"),
         "",
-        "--- with Stand-in quirk (quirk) ---",
+        "--- Stand-in quirk (quirk), as its screen showed it ---",
         "quirk agent ready",
-        "> please tidy the docs",
+        "(the user's last request, quoted at the top)",
         "I looked at it: please tidy the docs.",
         "",
       ].join("\n"),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, handoffPreamble, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -22,10 +22,7 @@ afterEach(() => {
   sandbox.cleanup();
 });
 
-const PREAMBLE =
-  "You are continuing a conversation that began with Stand-in plan (plan), whose usage allowance ran out. Below is the conversation as it was shown on screen. " +
-  "Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over: check the state of the files before relying on them. " +
-  "Continue with the user's last request.";
+const PREAMBLE = handoffPreamble("Stand-in plan (plan)", "please split the parser");
 
 // Runs the plan stand-in to its limit with the user's one request, and returns the prompt the next agent was started with.
 async function handedOn(mode: string): Promise<string> {
@@ -48,7 +45,7 @@ async function handedOn(mode: string): Promise<string> {
 // The prompt the next agent gets from the plan agent: its greeting, the request and the plan's first steps, then
 // what each mode drew last before the banner.
 const planHandedOn = (last: string): string =>
-  [PREAMBLE, "", "--- with Stand-in plan (plan) ---", "plan agent ready", "> please split the parser", "Here is my plan:", "  1. read the parser", "  2. split it into three functions", last, ""].join("\n");
+  [PREAMBLE, "", "--- Stand-in plan (plan), as its screen showed it ---", "plan agent ready", "(the user's last request, quoted at the top)", "Here is my plan:", "  1. read the parser", "  2. split it into three functions", last, ""].join("\n");
 
 describe("the handoff keeps every word the agent drew before its limit message", () => {
   it("carries a plan drawn in the same write as the banner, and leaves out the banner and the limit screen", async () => {

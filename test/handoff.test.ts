@@ -25,14 +25,14 @@ const part = {
 
 describe("the handoff prompt", () => {
   it("carries the conversation without the stop message, chrome, borders or control sequences", () => {
-    const handoff = buildHandoff({ parts: [part], maxChars: 100_000, transcriptFile: "/data/sessions/x/transcript-1.txt" });
+    const handoff = buildHandoff({ parts: [part], canReadFile: true, maxSize: 100_000, transcriptFile: "/data/sessions/x/transcript-1.txt" });
     expect(handoff.trimmed).toBe(false);
     expect(handoff.transcript).toBe(
-      ["--- with Claude Code (claude-work) ---", "> please rename parse to parseLine", "Renamed parse to parseLine.", "tests pass"].join("\n"),
+      ["--- Claude Code (claude-work), as its screen showed it ---", "> please rename parse to parseLine", "Renamed parse to parseLine.", "tests pass"].join("\n"),
     );
-    expect(handoff.prompt.startsWith("You are continuing a conversation that began with Claude Code (claude-work), whose usage allowance ran out.")).toBe(true);
-    expect(handoff.prompt).toContain("Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over");
-    expect(handoff.prompt).toContain("Continue with the user's last request.");
+    expect(handoff.prompt.startsWith("You are continuing a conversation from Claude Code (claude-work), whose usage allowance ran out.")).toBe(true);
+    expect(handoff.prompt).toContain("Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over");
+    expect(handoff.prompt).toContain("Continue where the conversation leaves off.");
     expect(handoff.prompt).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
 
@@ -50,8 +50,8 @@ describe("the handoff prompt", () => {
         "Goodbye.",
       ].join("\n"),
     };
-    const handoff = buildHandoff({ parts: [menu], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript).toBe(["--- with Claude Code (claude-work) ---", "> what changed?", "The parser now reads one line at a time."].join("\n"));
+    const handoff = buildHandoff({ parts: [menu], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(["--- Claude Code (claude-work), as its screen showed it ---", "> what changed?", "The parser now reads one line at a time."].join("\n"));
   });
 
   it("leaves out the rest of the limit screen and what the exit keys drew after the stop message", () => {
@@ -71,28 +71,28 @@ describe("the handoff prompt", () => {
       ].join("\n"),
       stopText: "You've hit your 5-hour limit · resets 2:46am (UTC)",
     };
-    const handoff = buildHandoff({ parts: [claude], maxChars: 100_000, transcriptFile: "t" });
+    const handoff = buildHandoff({ parts: [claude], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
     expect(handoff.transcript.split("\n").slice(1)).toEqual(["❯ Which colour is the lighthouse?", "● The lighthouse is painted saffron yellow.", "❯ And how tall is it?"]);
   });
 
   it("leaves out a full-screen agent's logo drawn in braille", () => {
     const codex = { entry: "codex", name: "Codex CLI", conversation: "  ⣀⣤⣤⣤⣀⣀\n ⣠⣶⣿⣿⣿⣿⣿⣿\n› now add tests\n⠋ Working\n• Added three tests." };
-    expect(buildHandoff({ parts: [codex], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1)).toEqual(["› now add tests", "⠋ Working", "• Added three tests."]);
+    expect(buildHandoff({ parts: [codex], canReadFile: true, maxSize: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1)).toEqual(["› now add tests", "⠋ Working", "• Added three tests."]);
   });
 
   it("carries each run's words once: the next agent's echo of its handoff prompt is left out", () => {
-    const first = buildHandoff({ parts: [part], maxChars: 100_000, transcriptFile: "t" });
+    const first = buildHandoff({ parts: [part], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
     // the next agent shows the prompt back as the user's message, wrapped at its own width, then answers
     const echoed = first.prompt.replace(/\s+/g, " ").match(/.{1,70}/g)!.map((line, i) => (i === 0 ? `› ${line}` : `  ${line}`));
     const second = { entry: "codex", name: "Codex CLI", conversation: [...echoed, "• Renamed the tests as well.", "› and the docs?"].join("\n"), stopText: "You've hit your usage limit.", prompt: first.prompt };
-    const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });
+    const handoff = buildHandoff({ parts: [part, second], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
     expect(handoff.transcript.split("\n")).toEqual([
-      "--- with Claude Code (claude-work) ---",
+      "--- Claude Code (claude-work), as its screen showed it ---",
       "> please rename parse to parseLine",
       "Renamed parse to parseLine.",
       "tests pass",
       "",
-      "--- with Codex CLI (codex) ---",
+      "--- Codex CLI (codex), as its screen showed it ---",
       "• Renamed the tests as well.",
       "› and the docs?",
     ]);
@@ -100,17 +100,19 @@ describe("the handoff prompt", () => {
 
   it("keeps every run's part, in order", () => {
     const second = { entry: "codex", name: "Codex CLI", conversation: "> now add tests\nAdded three tests.", stopText: "You've hit your usage limit." };
-    const handoff = buildHandoff({ parts: [part, second], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n").filter((line) => line.startsWith("---"))).toEqual(["--- with Claude Code (claude-work) ---", "--- with Codex CLI (codex) ---"]);
-    expect(handoff.prompt).toContain("began with Codex CLI (codex)");
+    const handoff = buildHandoff({ parts: [part, second], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n").filter((line) => line.startsWith("---"))).toEqual(["--- Claude Code (claude-work), as its screen showed it ---", "--- Codex CLI (codex), as its screen showed it ---"]);
+    expect(handoff.prompt).toContain("You are continuing a conversation from Codex CLI (codex), whose usage allowance ran out; before it, Claude Code (claude-work) took part.");
   });
 
   it("carries only the end of a long conversation, and names the file that holds all of it", () => {
     const long = { ...part, conversation: Array.from({ length: 5000 }, (_, i) => `line ${i} of a long session`).join("\n") };
-    const handoff = buildHandoff({ parts: [long], maxChars: 4000, transcriptFile: "/data/sessions/x/transcript-1.txt" });
+    const handoff = buildHandoff({ parts: [long], canReadFile: true, maxSize: 4000, transcriptFile: "/data/sessions/x/transcript-1.txt" });
     expect(handoff.trimmed).toBe(true);
     expect(handoff.prompt.length).toBeLessThanOrEqual(4000);
-    expect(handoff.prompt).toContain("The whole conversation is in /data/sessions/x/transcript-1.txt; its last part follows.");
+    expect(handoff.prompt).toContain(
+      "The conversation is longer than one prompt can carry, so only its latest turns follow, each whole; the whole of it is saved in /data/sessions/x/transcript-1.txt.",
+    );
     expect(handoff.prompt.trimEnd().endsWith("line 4999 of a long session")).toBe(true);
     expect(handoff.transcript.split("\n")).toHaveLength(5001);
   });
@@ -122,7 +124,7 @@ describe("the handoff cut at the stop message", () => {
   const menu = ["", " What do you want to do?", " ❯ 1. Stop and wait for limit to reset", "   2. Upgrade your plan", "› /exit", "Goodbye."];
   // The transcript the next agent gets of one run of the plan agent stopped by BANNER, line by line.
   const planTranscript = (conversation: string): string[] =>
-    buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n");
+    buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: BANNER }], canReadFile: true, maxSize: 100_000, transcriptFile: "t" }).transcript.split("\n");
 
   // What the detector records for one batch of drawn lines, as a run would see it.
   function stopTextOf(lines: string[]): string {
@@ -140,21 +142,21 @@ describe("the handoff cut at the stop message", () => {
 
   it("keeps every line before the message, and leaves out the message and all that follows it", () => {
     const conversation = [...plan, BANNER, ...menu].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: stopTextOf([...plan, BANNER, ...menu]) }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", ...plan]);
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText: stopTextOf([...plan, BANNER, ...menu]) }], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- Stand-in plan (plan), as its screen showed it ---", ...plan]);
   });
 
   it("keeps the words before the message on its own line, drawn between escape sequences", () => {
     const conversation = ["\x1b[1mHere is my plan:\x1b[0m", "  \x1b[2m1.\x1b[0m read the \x1b[36mparser\x1b[0m", `\x1b[32mStep one is done.\x1b[0m \x1b[33m⎿  ${BANNER}\x1b[0m`, ...menu].join("\n");
-    expect(planTranscript(conversation)).toEqual(["--- with Stand-in plan (plan) ---", "Here is my plan:", "  1. read the parser", "Step one is done."]);
+    expect(planTranscript(conversation)).toEqual(["--- Stand-in plan (plan), as its screen showed it ---", "Here is my plan:", "  1. read the parser", "Step one is done."]);
   });
 
   it("finds the message where the terminal wrapped it, and leaves a lone bullet before it out", () => {
     // the reader joined the wrapped rows with a space; the screen model joined them without one
     const conversation = ["I renamed the helper.", `  ⎿  ${BANNER}`, "Goodbye."].join("\n");
     const stopText = "You've hit your weekly limit · resets Dec 3, 9am (Europe/ Berlin)";
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText }], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "I renamed the helper."]);
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation, stopText }], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
+    expect(handoff.transcript.split("\n")).toEqual(["--- Stand-in plan (plan), as its screen showed it ---", "I renamed the helper."]);
   });
 
   it("cuts at the message's last showing: a banner the user quoted earlier stays, with the turns after it", () => {
@@ -166,7 +168,7 @@ describe("the handoff cut at the stop message", () => {
       ...menu,
     ].join("\n");
     expect(planTranscript(conversation)).toEqual([
-      "--- with Stand-in plan (plan) ---",
+      "--- Stand-in plan (plan), as its screen showed it ---",
       "I renamed the helper.",
       `> it said ${BANNER} yesterday; is that still so?`,
       "It was lifted this morning; carrying on with the tests.",
@@ -185,7 +187,7 @@ describe("the handoff cut at the stop message", () => {
       ...menu,
     ].join("\n");
     expect(planTranscript(conversation)).toEqual([
-      "--- with Stand-in plan (plan) ---",
+      "--- Stand-in plan (plan), as its screen showed it ---",
       "> please split the parser",
       `Step one is done. ⎿  ${BANNER}`,
       "> carry on anyway",
@@ -201,32 +203,32 @@ describe("the handoff on hostile text", () => {
 
   it("cuts a line of 300,000 characters that ends in the banner, keeping the words before it", () => {
     const words = "word ".repeat(60_000).trimEnd();
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation: `${words} ${BANNER}\nGoodbye.`, stopText: BANNER }], maxChars: 10_000_000, transcriptFile: "t" });
-    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\n${words}`);
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation: `${words} ${BANNER}\nGoodbye.`, stopText: BANNER }], canReadFile: true, maxSize: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- Stand-in plan (plan), as its screen showed it ---\n${words}`);
   });
 
   it("keeps a line of 300,000 blanks between a word and a border, and takes a panel's border off the end of a long line", () => {
     const blanks = " ".repeat(300_000);
     const conversation = [`a${blanks}│ b`, `│ c${blanks}d${blanks}│`].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 10_000_000, transcriptFile: "t" });
-    expect(handoff.transcript).toBe(`--- with Stand-in plan (plan) ---\na${blanks}│ b\nc${blanks}d`);
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], canReadFile: true, maxSize: 10_000_000, transcriptFile: "t" });
+    expect(handoff.transcript).toBe(`--- Stand-in plan (plan), as its screen showed it ---\na${blanks}│ b\nc${blanks}d`);
   });
 });
 
 describe("what the handoff hands on", () => {
   it("shows a name or entry with control characters escaped, in the preamble and the section header", () => {
     const hostile = { entry: "evil\x1b]0;pwned\x07", name: "Evil\x1b[2J\u009b31m", conversation: "> hello\nhi" };
-    const handoff = buildHandoff({ parts: [hostile], maxChars: 100_000, transcriptFile: "t" });
-    expect(handoff.prompt.startsWith("You are continuing a conversation that began with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007), whose usage allowance ran out.")).toBe(true);
-    expect(handoff.transcript.split("\n")[0]).toBe("--- with Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007) ---");
+    const handoff = buildHandoff({ parts: [hostile], canReadFile: true, maxSize: 100_000, transcriptFile: "t" });
+    expect(handoff.prompt.startsWith("You are continuing a conversation from Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007), whose usage allowance ran out.")).toBe(true);
+    expect(handoff.transcript.split("\n")[0]).toBe("--- Evil\\u001b[2J\\u009b31m (evil\\u001b]0;pwned\\u0007), as its screen showed it ---");
     expect(handoff.prompt).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
   });
 
   it("passes the transcript and the preamble through the session's redactor", () => {
     const redactor = new Redactor([/sk-live-[A-Za-z0-9]{8,}/g], ["acct-7c1d2e3f"]);
     const conversation = ["> use acct-7c1d2e3f", "The key is sk-live-4f9a8b7c", "  6d5e4f3a2b1c, in the settings."].join("\n");
-    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], maxChars: 100_000, transcriptFile: "t", redact: (text) => redactor.redact(text) });
-    expect(handoff.transcript.split("\n")).toEqual(["--- with Stand-in plan (plan) ---", "> use [redacted]", "The key is [redacted], in the settings."]);
+    const handoff = buildHandoff({ parts: [{ entry: "plan", name: "Stand-in plan", conversation }], canReadFile: true, maxSize: 100_000, transcriptFile: "t", redact: (text) => redactor.redact(text) });
+    expect(handoff.transcript.split("\n")).toEqual(["--- Stand-in plan (plan), as its screen showed it ---", "> use [redacted]", "The key is [redacted], in the settings."]);
     expect(handoff.prompt.endsWith("> use [redacted]\nThe key is [redacted], in the settings.\n")).toBe(true);
   });
 });
@@ -237,7 +239,7 @@ const manifests = new Map((await loadBuiltInManifests()).map((manifest) => [mani
 describe("the handoff without chrome", () => {
   const chromeOf = (id: string): ((line: string) => boolean) | undefined => compileLinePatterns(manifests.get(id)!.chrome ?? []);
   const transcriptOf = (part: { entry: string; name: string; conversation: string[]; chrome?: (line: string) => boolean }): string[] =>
-    buildHandoff({ parts: [{ ...part, conversation: part.conversation.join("\n") }], maxChars: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1);
+    buildHandoff({ parts: [{ ...part, conversation: part.conversation.join("\n") }], canReadFile: true, maxSize: 100_000, transcriptFile: "t" }).transcript.split("\n").slice(1);
 
   it.each([
     {

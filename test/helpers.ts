@@ -170,3 +170,15 @@ export function readTree(folder: string): Map<string, string> {
   walk(folder);
   return files;
 }
+
+// The preamble of a handoff prompt, as the next agent gets it: from the agent whose allowance ran out (after the
+// earlier ones), ending with the user's last request quoted, or without one.
+export function handoffPreamble(from: string, request?: string, earlier: readonly string[] = []): string {
+  return [
+    `You are continuing a conversation from ${from}, whose usage allowance ran out${earlier.length ? `; before it, ${earlier.join(", ")} took part` : ""}. ` +
+      "Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it. " +
+      "Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
+    "",
+    request === undefined ? "Continue where the conversation leaves off." : `Continue with the user's last request, quoted here whole:\n\n${request.split("\n").map((line) => `> ${line}`).join("\n")}`,
+  ].join("\n");
+}

@@ -154,8 +154,8 @@ describe("a provider's hooks", () => {
     ["chrome", "1", "1, not true or false"],
     ["busy", "undefined", "undefined, not true or false"],
     ["ready", '"yes"', '"yes", not true or false'],
-    ["conversation", '[{ role: "assistant", text: "hi" }]', '[{"role":"assistant","text":"hi"}], not undefined or a list of turns ({ role: "user" or "agent", text })'],
-    ["conversation", `"${"x".repeat(100)}"`, `"${"x".repeat(78)}…, not undefined or a list of turns ({ role: "user" or "agent", text })`],
+    ["conversation", '[{ role: "assistant", text: "hi" }]', '[{"role":"assistant","text":"hi"}], not undefined or a list of turns ({ role: "user", "agent" or "tool", text })'],
+    ["conversation", `"${"x".repeat(100)}"`, `"${"x".repeat(78)}…, not undefined or a list of turns ({ role: "user", "agent" or "tool", text })`],
   ])("treat a %s hook that returns %s like one that throws", async (hook, returned, message) => {
     const id = `shape-${(shapes += 1)}`;
     const file = dropIn(id, {}, `export default { ${counted(hook, `return ${returned};`)} };\n`);

@@ -324,7 +324,7 @@ describe("failover", () => {
     const args = agentArgs(terminal);
     expect(args.slice(0, 2)).toEqual(["--base", "--ask"]);
     const prompt = args[2]!;
-    expect(prompt).toContain("You are continuing a conversation that began with Stand-in limit (limit)");
+    expect(prompt).toContain("You are continuing a conversation from Stand-in limit (limit)");
     expect(prompt).toContain("please add a test for the lexer");
     expect(prompt).toContain("I answered: please add a test for the lexer");
     expect(prompt).not.toContain("hit your weekly limit");
@@ -350,11 +350,11 @@ describe("failover", () => {
       "you (to limit): please add a test for the lexer",
       `limit: usage limit (weekly, inferred): ${LIMIT_RESET.message}`,
       `limit rests until ${LIMIT_RESET.shown}`,
-      `limit's conversation: ${join(sandbox.data, "sessions", sessionId, "conversation-1.txt")}`,
+      `limit's conversation, from its screen: ${join(sandbox.data, "sessions", sessionId, "conversation-1.txt")}`,
       "limit ended (stopped by keys), exit 0",
       "line started at ask, with the conversation so far",
       "you (to line): /exit",
-      `line's conversation: ${join(sandbox.data, "sessions", sessionId, "conversation-2.txt")}`,
+      `line's conversation, from its screen: ${join(sandbox.data, "sessions", sessionId, "conversation-2.txt")}`,
       "line ended, exit 0",
       "session ended, exit 0",
     ]);
@@ -364,9 +364,9 @@ describe("failover", () => {
     const resumed = open(["resume"], { env: { TZ: "Europe/Berlin" }, cols: 220 });
     await resumed.waitFor("line agent ready", 20_000);
     const again = agentArgs(resumed).at(-1)!;
-    expect(again).toContain("--- with Stand-in limit (limit) ---");
+    expect(again).toContain("--- Stand-in limit (limit), as its screen showed it ---");
     expect(again).toContain("I answered: please add a test for the lexer");
-    expect(again).toContain("--- with Stand-in line (line) ---");
+    expect(again).toContain("--- Stand-in line (line), as its screen showed it ---");
     expect(again).not.toContain("hit your weekly limit");
     resumed.type("/exit\r");
     await resumed.exited;
@@ -429,9 +429,9 @@ describe("failover chains and ends", () => {
     await terminal.waitFor("line agent ready", 20_000);
     const args = agentArgs(terminal);
     const prompt = args.at(-1)!;
-    expect(prompt).toContain("--- with Stand-in limit (limit) ---");
+    expect(prompt).toContain("--- Stand-in limit (limit), as its screen showed it ---");
     expect(prompt).toContain("I answered: first request");
-    expect(prompt).toContain("--- with Stand-in limit2 (limit2) ---");
+    expect(prompt).toContain("--- Stand-in limit2 (limit2), as its screen showed it ---");
     expect(prompt).toContain("I answered: second request");
     expect(prompt).not.toContain("weekly limit");
     terminal.type("/exit\r");

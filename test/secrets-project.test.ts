@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, handoffPreamble, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -22,10 +22,7 @@ afterEach(() => {
 });
 
 const TOKEN = "acct-7c1d2e3f";
-const PREAMBLE =
-  "You are continuing a conversation that began with Stand-in plan (plan), whose usage allowance ran out. Below is the conversation as it was shown on screen. " +
-  "Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over: check the state of the files before relying on them. " +
-  "Continue with the user's last request.";
+const PREAMBLE = handoffPreamble("Stand-in plan (plan)", "use [redacted] for the deploy");
 
 // uuldana run in the project, with the user's keys also exported in their shell, as they often are.
 function start(): TestTerminal {
@@ -64,9 +61,9 @@ describe("secrets of entries a project's config leaves out", () => {
     terminal.type(`use ${TOKEN} for the deploy\r`);
     await terminal.waitFor("line agent ready", 20_000);
     const transcript = [
-      "--- with Stand-in plan (plan) ---",
+      "--- Stand-in plan (plan), as its screen showed it ---",
       "plan agent ready",
-      "> use [redacted] for the deploy",
+      "(the user's last request, quoted at the top)",
       "The deploy script reads the key [redacted] from its settings; I left it there.",
     ].join("\n");
     const pid = readFileSync(join(sandbox.dir, "pids"), "utf8").trim().split(" ")[1]!;
@@ -81,7 +78,7 @@ describe("secrets of entries a project's config leaves out", () => {
     expect(files.get(`${session}/conversation-1.txt`)).toBe(
       [
         "plan agent ready",
-        "> use [redacted] for the deploy",
+        "(the user's last request, quoted at the top)",
         "The deploy script reads the key [redacted] from its settings; I left it there.",
         `⎿  You've hit your weekly limit (account [redacted]) · resets ${LIMIT_RESET.text}`,
         "",

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { Redactor, redactorFor } from "../core/config/redaction.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, readTree, standInManifest, waitFor, handoffPreamble, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 describe("the redactor", () => {
@@ -43,14 +43,11 @@ describe("secrets in a failover", () => {
   const terminals: TestTerminal[] = [];
   const TOKEN = "acct-7c1d2e3f";
   const LEAKS = [TOKEN, "sk-live-4f9a8b7c", "6d5e4f3a2b1c"];
-  const PREAMBLE =
-    "You are continuing a conversation that began with Stand-in plan (plan), whose usage allowance ran out. Below is the conversation as it was shown on screen. " +
-    "Hidden reasoning, the previous agent's memory, approvals it had been given and tool calls still running did not carry over: check the state of the files before relying on them. " +
-    "Continue with the user's last request.";
+  const PREAMBLE = handoffPreamble("Stand-in plan (plan)", "use [redacted] for the deploy");
   const TRANSCRIPT = [
-    "--- with Stand-in plan (plan) ---",
+    "--- Stand-in plan (plan), as its screen showed it ---",
     "plan agent ready",
-    "> use [redacted] for the deploy",
+    "(the user's last request, quoted at the top)",
     "The deploy script reads the key [redacted] from its settings; I left it there.",
   ].join("\n");
 

@@ -39,7 +39,7 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "start-failed":
       return `${event.entry} could not start: ${event.reason}`;
     case "conversation":
-      return `${event.entry}'s conversation: ${join(folder, String(event.file))}`;
+      return `${event.entry}'s conversation, ${conversationSource(event)}: ${join(folder, String(event.file))}`;
     case "run-end":
       return `${event.entry} ended${event.stopped_by ? ` (stopped by ${event.stopped_by})` : ""}${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}`;
     case "session-end":
@@ -47,6 +47,16 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+// Where a run's part of the conversation came from, as the history says it.
+function conversationSource(event: JournalEvent): string {
+  if (event.source === "transcript") {
+    const turns = typeof event.turns === "number" ? `, ${event.turns} turn${event.turns === 1 ? "" : "s"}` : "";
+    const took = typeof event.read_ms === "number" ? ` read in ${event.read_ms} ms` : "";
+    return `from its own transcript (${String(event.transcript)}${turns}${took})`;
+  }
+  return event.fallback ? `from its screen (${String(event.fallback)})` : "from its screen";
 }
 
 // A time from the journal as the history shows it; one that is not a time is shown as written.

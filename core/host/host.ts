@@ -10,6 +10,7 @@ import { TITLE_POP, TITLE_PUSH, holdTerminal, releaseTerminal, restoreSequence, 
 import { formatDuration } from "../base/time.js";
 import { TitleFilter } from "./title.js";
 import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
+import { TypedTurns } from "./typed-turns.js";
 
 // One agent run in a pseudo-terminal, passed through to the user's terminal untouched but for its title.
 export interface HostOptions {
@@ -108,6 +109,8 @@ export function startRun(options: HostOptions): Run {
   let heldBytes = 0;
   let heldDropped = 0;
   let stopping: Promise<StopResult> | undefined;
+  // the conversation as it stood when uuldana began to stop the agent
+  let atStop: string | undefined;
   let typed: Promise<TypedPromptResult> | undefined;
   let exited = false;
   // the agent's process has ended (its last output may still be on the way to the screen model)
@@ -215,22 +218,8 @@ export function startRun(options: HostOptions): Run {
     else if (outcome === "send-key") closePrompt(data);
   };
 
-  const userTurns: string[] = [];
+  const userTurns = new TypedTurns(options.onUserTurn);
   let typedAnything = false;
-  let typing = "";
-  const noteTurns = (text: string): void => {
-    if (text.startsWith("\x1b")) return;
-    for (const char of text) {
-      if (char === "\r" || char === "\n") {
-        if (typing.trim()) {
-          userTurns.push(typing.trim());
-          options.onUserTurn?.(typing.trim());
-        }
-        typing = "";
-      } else if (char === "\x7f" || char === "\b") typing = typing.slice(0, -1);
-      else if (char >= " ") typing += char;
-    }
-  };
   // The key path: the command-key check, then the bytes go to the agent; what uuldana notes of them comes after.
   const onInput = (data: Buffer): void => {
     if (exited) return;
@@ -253,7 +242,7 @@ export function startRun(options: HostOptions): Run {
     typedAnything = true;
     const text = data.toString("utf8");
     detector?.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
-    if (toAgent) noteTurns(text);
+    if (toAgent) userTurns.add(text);
   };
 
   const onResize = (): void => {
@@ -338,9 +327,9 @@ export function startRun(options: HostOptions): Run {
         typedPrompt: typedResult,
         durationMs: Date.now() - started,
         detection,
-        userTurns,
+        userTurns: userTurns.turns,
         typed: typedAnything,
-        conversation: final.conversation,
+        conversation: atStop ?? final.conversation,
         lastScreen: final.visible,
       };
     } finally {
@@ -354,7 +343,15 @@ export function startRun(options: HostOptions): Run {
     screen,
     result,
     stop(stopOptions) {
-      stopping ??= stopAgent(agent, options.exit, stopOptions);
+      // the conversation is what the screen held before uuldana typed anything to leave: its exit keys, the keys that
+      // close a menu and what the agent answered to them are not the user's
+      stopping ??= screen.read({ conversation: true }).then(
+        ({ conversation }) => {
+          atStop ??= conversation;
+          return stopAgent(agent, options.exit, stopOptions);
+        },
+        () => stopAgent(agent, options.exit, stopOptions),
+      );
       return stopping;
     },
     warn(on) {

@@ -60,6 +60,21 @@ export interface ProviderAdapter {
   transcript?(query: TranscriptQuery): Transcript | undefined;
 }
 
+// Whether a value is a list of turns, as a hook returns them or a session saved them.
+export function isTurnList(value: unknown): value is Turn[] {
+  const isTurn = (turn: unknown): boolean => {
+    if (typeof turn !== "object" || turn === null || Array.isArray(turn)) return false;
+    const { role, text } = turn as Record<string, unknown>;
+    return (role === "user" || role === "agent" || role === "tool") && typeof text === "string";
+  };
+  return Array.isArray(value) && value.every(isTurn);
+}
+
+// Turns copied field by field: nothing else a hook or a file put on them is kept.
+export function copyTurns(turns: readonly Turn[]): Turn[] {
+  return turns.map((turn) => ({ role: turn.role, text: turn.text }));
+}
+
 // The hooks an adapter may export, by name.
 export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready", "transcript"] as const satisfies readonly (keyof ProviderAdapter)[];
 

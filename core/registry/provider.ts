@@ -1,5 +1,5 @@
 import { escapeControls } from "../base/safe-text.js";
-import { loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
+import { copyTurns, isTurnList, loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
 import { compileLinePatterns } from "./patterns.js";
 import type { ManifestRecord } from "./types.js";
 
@@ -27,6 +27,8 @@ export interface ProviderHooks {
   ready(screen: readonly string[]): boolean | undefined;
   // the run's conversation from the agent's own session file; undefined when the adapter has none or finds none
   transcript(query: TranscriptQuery): Transcript | undefined;
+  // whether the adapter reads transcripts at all
+  readonly hasTranscript: boolean;
 }
 
 // A hook that was turned off, as flat facts.
@@ -93,6 +95,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
       return readyPattern ? readyPattern.test(screen.join("\n")) : undefined;
     },
     transcript: (query) => call("transcript", query, checkTranscript, Math.max(budgetMs, TRANSCRIPT_BUDGET_MS))?.value,
+    hasTranscript: typeof adapter?.transcript === "function",
   };
 }
 
@@ -154,15 +157,7 @@ function checkTranscript(value: unknown): Checked<Transcript | undefined> {
   return { value: { file: value.file, turns: copyTurns(value.turns) } };
 }
 
-function isTurnList(value: unknown): value is Turn[] {
-  const isTurn = (turn: unknown): turn is Turn =>
-    isPlainObject(turn) && (turn.role === "user" || turn.role === "agent" || turn.role === "tool") && typeof turn.text === "string";
-  return Array.isArray(value) && value.every(isTurn);
-}
 
-function copyTurns(turns: readonly Turn[]): Turn[] {
-  return turns.map((turn) => ({ role: turn.role, text: turn.text }));
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));

@@ -36,8 +36,11 @@ export interface Manifest {
   busy?: string[];
   account_env?: Record<string, string>;
   resume?: { args: string[] };
-  // how the caller chooses the CLI's session id (a UUID, {id} in the arguments): its transcript is then found by it
-  session_id?: { args: string[] };
+  // the CLI's tools can read a file outside the folder it runs in (the handoff's saved transcript) at every level
+  reads_outside_project?: boolean;
+  // how the caller chooses the CLI's session id (a UUID, {id} in the arguments): its transcript is then found by it;
+  // not given when the run's arguments hold one of the flags in unless (the CLI's own ways of picking a session)
+  session_id?: { args: string[]; unless?: string[] };
   models?: { names?: string[]; flag?: string; switch_keys?: string[] };
   quota?: { source: string };
   adapter?: string;

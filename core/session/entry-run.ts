@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
@@ -10,14 +11,15 @@ import type { Level } from "../config/levels.js";
 import type { DrawnAround } from "../host/drawn-lines.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
-import type { Turn } from "../registry/adapter.js";
+import type { Transcript, TranscriptQuery, Turn } from "../registry/adapter.js";
 import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
-import type { ManifestRecord } from "../registry/types.js";
+import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { classifyText } from "../reader/reader.js";
 import { restoreTerminal } from "../terminal/tty.js";
 import { updateCooldowns } from "./cooldowns.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
+import type { RunPart } from "./handoff.js";
 import type { Journal } from "./journal.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
 
@@ -52,12 +54,10 @@ export interface EntryRunOptions {
   active: (pid: number | undefined) => void;
 }
 
-// What a run leaves for the next: its report, the conversation as the screen showed it (or as the adapter read its
-// turns), and the test of the agent's own interface lines to leave out of it.
+// What a run leaves for the next: its report and its part of the conversation.
 export interface EntryRunEnd {
   report: RunReport;
-  conversation: string;
-  chrome: ((line: string) => boolean) | undefined;
+  part: RunPart | undefined;
 }
 
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
@@ -73,7 +73,10 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   const manifest = chosen.manifest!;
   const level = chosen.level!;
   const flags = manifest.levels![level]!;
-  const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...chosen.entry.args, ...options.agentArgs];
+  // the CLI's session id, chosen by uuldana where the CLI lets its caller choose: its transcript is found by it
+  const sessionId = chooseSessionId(manifest, [...chosen.entry.args, ...options.agentArgs]);
+  const idArgs = sessionId ? manifest.session_id!.args.map((arg) => arg.replaceAll("{id}", sessionId)) : [];
+  const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...idArgs, ...chosen.entry.args, ...options.agentArgs];
   const promptMode = manifest.prompt?.mode ?? "none";
   if (options.prompt && promptMode === "argv") args.push(options.prompt);
   if (options.prompt && promptMode === "flag") args.push(manifest.prompt!.flag!, options.prompt);
@@ -103,6 +106,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     hookProblems: [],
     durationMs: 0,
     userTurns: 0,
+    conversationFrom: "screen",
   };
   // one line each in uuldana's prompt: a key from a project's config may not break its line
   const resting = options.rows.filter((row) => row.restingUntil).map((row) => `${escapeControls(row.entry.key)} until ${formatInstant(row.restingUntil!)}`);
@@ -131,7 +135,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   } catch (error) {
     if (!(error instanceof UuldanaError) || (error.code !== "E_ADAPTER_LOAD" && error.code !== "E_ADAPTER_INVALID")) throw error;
     options.journal.write("run-start", runStart);
-    return { report: { ...report, end: "failed-start", failure: `${error.message} [${error.code}]` }, conversation: "", chrome: undefined };
+    return { report: { ...report, end: "failed-start", failure: `${error.message} [${error.code}]` }, part: undefined };
   }
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
@@ -254,7 +258,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   } catch (error) {
     if (error instanceof UuldanaError && error.code === "E_AGENT_START") {
       options.journal.write("run-start", runStart);
-      return { report: { ...report, end: "failed-start", failure: error.message }, conversation: "", chrome: undefined };
+      return { report: { ...report, end: "failed-start", failure: error.message }, part: undefined };
     }
     throw error;
   }
@@ -265,6 +269,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   if (options.stopped.aborted) stopRun();
   options.active(run.agent.pid);
   let ended: RunResult;
+  const startedAt = new Date();
   try {
     // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
     // Written once a crash of uuldana can stop the agent, so a journal that cannot be written (a full disk) stops it too
@@ -280,8 +285,23 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     restoreTerminal();
   }
   saveDrawn();
-  options.journal.save(conversationFile, ended.conversation + "\n");
-  options.journal.write("conversation", { entry: chosen.entry.key, name: manifest.name, file: conversationFile });
+  // the adapter's reading of the turns on the screen, where the general reading of its screen is wrong for it
+  const turns = hooks.conversation(ended.conversation);
+  const conversation = turns ? turns.map(formatTurn).join("\n") : ended.conversation;
+  options.journal.save(conversationFile, conversation + "\n");
+  // the run's own transcript, where the agent keeps one and its adapter reads it
+  const read = readTranscript(hooks, { cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt });
+  const turnsFile = `turns-${options.runIndex}.json`;
+  if (read.transcript) options.journal.save(turnsFile, JSON.stringify(read.transcript.turns) + "\n");
+  options.journal.write("conversation", {
+    entry: chosen.entry.key,
+    name: manifest.name,
+    file: conversationFile,
+    source: read.transcript ? "transcript" : "screen",
+    ...(read.transcript ? { transcript: read.transcript.file, turns_file: turnsFile, turns: read.transcript.turns.length } : {}),
+    ...(read.tried ? { read_ms: read.ms } : {}),
+    ...(read.tried && !read.transcript ? { fallback: "its transcript could not be found or read" } : {}),
+  });
   options.journal.write("run-end", { entry: chosen.entry.key, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
   // a signal to uuldana means the user wants to stop, even if a limit came first
   if (report.limit && options.stopped.aborted) report.limit.action = "stopped";
@@ -304,9 +324,20 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     report.end = "failed-start";
     report.failure = `its account has no allowance: ${escapeControls(options.redact(report.limit.text)).replace(/\s+/g, " ").slice(0, 160)}`;
   }
-  // the agent's turns as its adapter reads them, where the general reading of its screen is wrong for it
-  const turns = hooks.conversation(ended.conversation);
-  return { report, conversation: turns ? turns.map(formatTurn).join("\n") : ended.conversation, chrome: turns ? undefined : hooks.chrome };
+  report.conversationFrom = read.transcript ? "transcript" : read.tried ? "screen, its transcript unread" : "screen";
+  return {
+    report,
+    part: {
+      entry: chosen.entry.key,
+      name: manifest.name,
+      conversation,
+      transcript: read.transcript,
+      stopText: report.limit?.text,
+      prompt: options.prompt,
+      typed: ended.userTurns,
+      chrome: turns ? undefined : hooks.chrome,
+    },
+  };
 }
 
 // --- internal ---
@@ -346,6 +377,24 @@ function agentCommand(context: Context, rows: Assessment[], words: string): stri
 // One turn as the next agent reads it: the user's words marked as the user's.
 function formatTurn(turn: Turn): string {
   return turn.role === "user" ? `> ${turn.text}` : turn.text;
+}
+
+// A new session id for the CLI, where its manifest says how to give one and the run's own arguments pick no session
+// of their own (the CLI's resume, or an id the user gave).
+function chooseSessionId(manifest: Manifest, userArgs: readonly string[]): string | undefined {
+  const spec = manifest.session_id;
+  if (!spec) return undefined;
+  const flags = new Set([...(spec.unless ?? []), ...spec.args.filter((arg) => arg.startsWith("-")), ...(manifest.resume?.args ?? []).filter((arg) => arg.startsWith("-"))]);
+  const picks = userArgs.some((arg) => flags.has(arg) || [...flags].some((flag) => flag.startsWith("--") && arg.startsWith(`${flag}=`)));
+  return picks ? undefined : randomUUID();
+}
+
+// The run's transcript from its adapter, and how long the reading took; tried is false when the adapter reads none.
+function readTranscript(hooks: ProviderHooks, query: TranscriptQuery): { transcript: Transcript | undefined; tried: boolean; ms: number } {
+  if (!hooks.hasTranscript) return { transcript: undefined, tried: false, ms: 0 };
+  const started = performance.now();
+  const transcript = hooks.transcript(query);
+  return { transcript, tried: true, ms: Math.round((performance.now() - started) * 10) / 10 };
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {

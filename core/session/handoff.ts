@@ -1,26 +1,36 @@
-import { stripEscapes } from "../base/ansi.js";
 import { escapeControls } from "../base/safe-text.js";
-import { MARKER } from "../reader/glyphs.js";
+import type { Transcript, Turn } from "../registry/adapter.js";
+import { cleanScreen, findShown, normalize, plainText, squeezeBlanks } from "./conversation.js";
 
 // One run's part of the conversation, for the next agent.
 export interface RunPart {
   entry: string;
   name: string;
+  // the screen as it stood when the run ended, or when uuldana began to stop the agent
   conversation: string;
+  // the run's turns as the agent recorded them in its own session file, when that was read: the file is the source
+  // for what it holds, and the screen fills in only what it lacks at its end
+  transcript?: Transcript | undefined;
   // the message that stopped this run: it and what follows it are left out, nothing before it
-  stopText?: string;
+  stopText?: string | undefined;
   // the handoff prompt this run started with: agents show it back as the user's message, and it is already told
-  prompt?: string;
+  prompt?: string | undefined;
+  // the lines the user typed in this run, in order
+  typed?: readonly string[] | undefined;
   // true for a line that is this agent's own interface (its manifest's chrome patterns, its adapter's hook)
-  chrome?: (line: string) => boolean;
+  chrome?: ((line: string) => boolean) | undefined;
 }
 
 export interface HandoffOptions {
   parts: readonly RunPart[];
-  // the longest prompt one argument may carry here
-  maxChars: number;
-  // where the whole transcript is saved when the prompt must carry only its end
+  // the largest prompt one argument may carry here, as promptSize measures it
+  maxSize: number;
+  // where the whole transcript is saved when the prompt must carry only its latest turns
   transcriptFile: string;
+  // whether the next agent, at its level, can read that file (it lies outside the project)
+  canReadFile: boolean;
+  // the workspace at the handoff, in uuldana's words, when the user asked for it
+  workspace?: string | undefined;
   // the session's redactor: the next agent sees [redacted] where a secret was
   redact?: (text: string) => string;
 }
@@ -28,136 +38,234 @@ export interface HandoffOptions {
 export interface Handoff {
   prompt: string;
   transcript: string;
-  // true when the prompt carries only the end of the transcript, and names transcriptFile
+  // true when the prompt carries only the latest turns of the transcript
   trimmed: boolean;
 }
 
-// The longest single argument the system takes, with room to spare (Linux: 128 KiB; Windows: ~32 K characters).
-export const MAX_PROMPT_CHARS = process.platform === "win32" ? 30_000 : 120_000;
+// The longest single argument the system takes, with room to spare, in the units it counts: Linux takes 131,072
+// bytes in one argument (macOS more), Windows about 32,000 UTF-16 units on a whole command line.
+export const MAX_PROMPT_SIZE = process.platform === "win32" ? 30_000 : 120_000;
 
-// A line without words: drawn only with marker glyphs (borders, logos and spinners in braille, an empty input box, a
-// lone prompt mark or bullet).
-const WORDLESS = new RegExp(`^(?:\\s|${MARKER})*$`, "u");
-
-// One keyboard hint: a key, or keys held together, and what it does ("ctrl+o to expand", "Esc to cancel",
-// "Press Ctrl+C again to exit").
-const KEY_HINT = /^(?:press\s+|double[- ]tap\s+)?(?:(?:ctrl|control|alt|option|shift|cmd|command|meta)\s*\+\s*\w+(?:\s*\+\s*\w+)*|esc|escape|enter)\s+(?:again\s+)?to\s+\w[\w' -]{0,40}[.!]?$/i;
-const HINT_SEPARATOR = /\s+[·•|]\s+|\s{2,}/;
-
-// A line that is only keyboard hints, one or several side by side (at most 200 characters are read).
-function isKeyHints(line: string): boolean {
-  const text = line.trim();
-  if (!text || text.length > 200) return false;
-  return text.split(HINT_SEPARATOR).every((hint) => KEY_HINT.test(hint.replace(/^[([]|[)\]]$/g, "")));
+// A prompt's size in the units the system limits: UTF-8 bytes, or UTF-16 units on Windows.
+export function promptSize(text: string, platform: NodeJS.Platform = process.platform): number {
+  return platform === "win32" ? text.length : Buffer.byteLength(text, "utf8");
 }
 
-// A line of chrome (input boxes, hints, status bars, borders — not conversation): by shapes any agent draws, or by
-// what this agent is known to draw, which comes with its part.
-function isChrome(line: string, part: RunPart): boolean {
-  return WORDLESS.test(line) || isKeyHints(line) || part.chrome?.(line) === true;
-}
-
-// The text the next agent gets: a preamble in uuldana's words, then the conversation of every run so far, without
-// the message that stopped each agent, without chrome, without any escape or control sequence and without secrets.
+// The text the next agent gets: a preamble in uuldana's words that ends with the user's last request, then every
+// run's part of the conversation once, in order, each turn labelled with who said it — from the agents' own
+// transcripts where they were read, else from their screens — without the messages that stopped them, without
+// chrome, without any escape or control sequence and without secrets.
 export function buildHandoff(options: HandoffOptions): Handoff {
   const redact = options.redact ?? ((text: string): string => text);
+  const sections = options.parts.map((part) => ({ part, said: saidOf(part) }));
+  const request = lastRequest(sections);
+  if (request) request.mark();
+  const chunks = sections.flatMap(({ part, said }, index) => said.flatMap((one) => chunksOf(one, part)).map((text) => ({ section: index, text: redact(text) })));
+  const headers = sections.map(({ part }) => header(part));
+  const render = (kept: readonly Chunk[], cutFirst: boolean): string => {
+    const out: string[] = [];
+    let section = -1;
+    for (const [index, chunk] of kept.entries()) {
+      if (chunk.section === section) {
+        out.push(`\n\n${chunk.text}`);
+        continue;
+      }
+      section = chunk.section;
+      out.push(`${index === 0 ? "" : "\n\n"}${index === 0 && cutFirst ? `${headers[section]} (its earlier turns are in the saved transcript)` : headers[section]!}\n${chunk.text}`);
+    }
+    return out.join("");
+  };
+  const transcript = render(chunks, false);
   const previous = options.parts[options.parts.length - 1]!;
-  // names come from manifests and the journal: shown, never obeyed
-  const label = (part: RunPart): string => `${escapeControls(part.name)} (${escapeControls(part.entry)})`;
-  const sections = options.parts.map((part) => `--- with ${label(part)} ---\n${cleanConversation(part)}`);
-  const transcript = redact(sections.join("\n\n").trim());
-  const preamble = redact([
-    `You are continuing a conversation that began with ${label(previous)}, whose usage allowance ran out.`,
-    "Below is the conversation as it was shown on screen. Hidden reasoning, the previous agent's memory, approvals it had",
-    "been given and tool calls still running did not carry over: check the state of the files before relying on them.",
-    "Continue with the user's last request.",
-  ].join(" "));
-  const whole = `${preamble}\n\n${transcript}\n`;
-  if (whole.length <= options.maxChars) return { prompt: whole, transcript, trimmed: false };
-  const head = `${preamble}\n\nThe whole conversation is in ${options.transcriptFile}; its last part follows.\n\n`;
-  const tail = transcript.slice(-(options.maxChars - head.length - 10));
-  return { prompt: `${head}…${tail.slice(tail.indexOf("\n") + 1)}\n`, transcript, trimmed: true };
+  const quoted = request ? quote(redact(request.text), options.maxSize) : undefined;
+  const preamble = (trimmed: boolean): string =>
+    [
+      redact(introduction(options.parts, previous)),
+      ...(options.workspace ? [`The workspace at the handoff:\n${redact(options.workspace)}`] : []),
+      ...(trimmed ? [trimNote(options)] : []),
+      quoted ? `Continue with the user's last request, quoted here whole:\n\n${quoted}` : "Continue where the conversation leaves off.",
+    ].join("\n\n");
+  const whole = `${preamble(false)}\n\n${transcript}\n`;
+  if (promptSize(whole) <= options.maxSize) return { prompt: whole, transcript, trimmed: false };
+  const head = `${preamble(true)}\n\n`;
+  const kept = latestChunks(chunks, headers, options.maxSize - promptSize(head) - HEADER_ROOM);
+  return { prompt: `${head}${render(kept.chunks, kept.cut)}\n`, transcript, trimmed: true };
 }
 
 // --- internal ---
 
-function cleanConversation(part: RunPart): string {
-  let lines = stripEscapes(part.conversation)
-    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "")
-    .split("\n")
-    .filter((line) => !isChrome(line, part))
-    .map(withoutBorders);
-  // the message that stopped the agent, and what follows it (the rest of its limit screen, the exit keys at work),
-  // are not conversation; everything before it is, even on the line where it begins
-  const cut = part.stopText ? findMessage(lines, part.stopText) : undefined;
-  if (cut) lines = [...lines.slice(0, cut.line), ...(cut.before ? [cut.before] : [])];
-  // the agent's echo of its own handoff prompt repeats the earlier runs; each run's words are carried once
-  const prompt = normalize(part.prompt ?? "");
-  const inPrompt = (line: string): boolean => prompt !== "" && normalize(line).length >= 8 && prompt.includes(normalize(line));
-  return lines
-    .filter((line) => !inPrompt(line))
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+// One thing said in a run: a turn from its transcript, or lines of its screen (which tell no speaker).
+type Said = { role: Turn["role"]; text: string } | { role: "screen"; lines: string[]; fillIn: boolean };
+
+interface Chunk {
+  section: number;
+  text: string;
 }
 
-// Where the stop message begins: its first line, and what stands on that line before it. Blanks do not count (the
-// reader joins the rows a terminal wrapped with a space, the screen model without one). The message stopped the
-// agent where it was shown last: an earlier showing the agent went on past (dismissed, or quoted by the user) is
-// conversation. The whole message is looked for first; failing that, its beginning.
-function findMessage(lines: readonly string[], stopText: string): { line: number; before: string } | undefined {
-  const message = compact(stopText);
-  if (message.length < 12) return undefined;
-  const compacted = lines.map(compact);
-  const starts: number[] = [];
-  let length = 0;
-  for (const line of compacted) {
-    starts.push(length);
-    length += line.length;
+// What the labels, separators and the cut note may add to the kept chunks.
+const HEADER_ROOM = 400;
+// Where the user's last request stood in the conversation: it is quoted at the top, once.
+const REQUEST_MARK = "(the user's last request, quoted at the top)";
+// A tool call is one line.
+const TOOL_LINE = 240;
+
+function introduction(parts: readonly RunPart[], previous: RunPart): string {
+  const earlier = [...new Set(parts.slice(0, -1).map(label))].filter((name) => name !== label(previous));
+  return [
+    `You are continuing a conversation from ${label(previous)}, whose usage allowance ran out${earlier.length ? `; before it, ${earlier.join(", ")} took part` : ""}.`,
+    "Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it.",
+    "Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
+  ].join(" ");
+}
+
+function trimNote(options: HandoffOptions): string {
+  const where = options.canReadFile
+    ? `the whole of it is saved in ${options.transcriptFile}.`
+    : "uuldana saved the whole of it outside this project, where you cannot read it: ask the user if you need an earlier detail.";
+  return `The conversation is longer than one prompt can carry, so only its latest turns follow, each whole; ${where}`;
+}
+
+// Names come from manifests and the journal: shown, never obeyed.
+function label(part: RunPart): string {
+  return `${escapeControls(part.name)} (${escapeControls(part.entry)})`;
+}
+
+function header(part: RunPart): string {
+  return `--- ${label(part)}, ${part.transcript ? "from its transcript" : "as its screen showed it"} ---`;
+}
+
+// The run's part: its transcript's turns and, after them, what its screen showed that the file lacks; or its screen.
+function saidOf(part: RunPart): Said[] {
+  const screen = cleanScreen(part.conversation, part);
+  if (!part.transcript) return screen.length ? [{ role: "screen", lines: screen, fillIn: false }] : [];
+  const turns: Said[] = part.transcript.turns
+    .map((turn) => ({ role: turn.role, text: turnText(turn) }))
+    .filter((turn) => turn.text !== "" && !(turn.role === "user" && isPrompt(turn.text, part.prompt)));
+  const rest = screenAfter(turns, screen, part.typed ?? []);
+  return rest ? [...turns, { role: "screen", lines: rest, fillIn: true }] : turns;
+}
+
+function turnText(turn: Turn): string {
+  const text = plainText(turn.text).trim();
+  if (turn.role !== "tool") return text;
+  const line = text.replace(/\s+/g, " ");
+  return line.length > TOOL_LINE ? `${line.slice(0, TOOL_LINE - 1)}…` : line;
+}
+
+// A user turn that is the handoff prompt the run was started with, as the agent recorded it.
+function isPrompt(text: string, prompt: string | undefined): boolean {
+  if (!prompt) return false;
+  const turn = normalize(text);
+  const given = normalize(prompt);
+  if (turn === given) return true;
+  const [shorter, longer] = turn.length < given.length ? [turn, given] : [given, turn];
+  return shorter.length >= 0.9 * longer.length && longer.includes(shorter);
+}
+
+// What the screen showed after the transcript's end: the user's lines the file does not have yet (typed after the
+// last one it has) with what followed them, or the answer being drawn to the file's last user turn. The screen is
+// read after the file's last user turn only; where that turn is not on the screen, nothing is added.
+function screenAfter(turns: readonly Said[], screen: readonly string[], typed: readonly string[]): string[] | undefined {
+  const users = turns.filter((turn) => turn.role === "user").map((turn) => (turn as { text: string }).text);
+  const last = users.at(-1);
+  const anchor = last === undefined ? { end: 0 } : findShown(screen, last);
+  if (!anchor) return undefined;
+  const after = screen.slice(anchor.end);
+  const known = new Set(users.map(normalize));
+  const lastKnown = typed.findLastIndex((line) => known.has(normalize(line)));
+  const unrecorded = typed.slice(lastKnown + 1).filter((line) => !known.has(normalize(line)));
+  let from: number | undefined;
+  for (const line of unrecorded) {
+    const shown = findShown(after, line);
+    if (shown && (from === undefined || shown.start < from)) from = shown.start;
   }
-  const joined = compacted.join("");
-  const found = [joined.lastIndexOf(message), joined.lastIndexOf(message.slice(0, 20))].find((at) => at !== -1);
-  if (found === undefined) return undefined;
-  const line = starts.findLastIndex((start, index) => start <= found && compacted[index] !== "");
-  return { line, before: textBefore(lines[line]!, found - starts[line]!) };
+  if (from === undefined && turns.at(-1)?.role === "user") from = 0;
+  if (from === undefined) return undefined;
+  const rest = squeezeBlanks(after.slice(from));
+  return rest.some((line) => /[\p{L}\p{N}]/u.test(line)) ? rest : undefined;
 }
 
-// What a line holds before the point where `skip` of its compacted characters lie behind; a lone bullet or border
-// left there is not words. One pass over the line: a hostile line of any length costs its length.
-function textBefore(line: string, skip: number): string {
-  if (skip <= 0) return "";
-  let kept = 0;
-  let at = 0;
-  for (const char of line) {
-    if (kept === skip) break;
-    kept += SEPARATOR.test(char) ? 0 : char.toLowerCase().length;
-    at += char.length;
+// The user's last request: the last user turn of the latest run that has one (from its transcript, or a line the
+// user typed that its screen shows), with the means to mark its place, where it is quoted from.
+function lastRequest(sections: readonly { part: RunPart; said: Said[] }[]): { text: string; mark: () => void } | undefined {
+  for (const { part, said } of [...sections].reverse()) {
+    for (let index = said.length - 1; index >= 0; index--) {
+      const one = said[index]!;
+      if (one.role === "user") return { text: one.text, mark: () => (said[index] = { role: "user", text: REQUEST_MARK }) };
+      if (one.role !== "screen") continue;
+      const shown = [...(part.typed ?? [])].reverse().map((line) => ({ line, at: findShown(one.lines, line) })).find((found) => found.at !== undefined && found.line.trim().length >= 2);
+      if (!shown) continue;
+      return {
+        text: shown.line,
+        mark: () => one.lines.splice(shown.at!.start, shown.at!.end - shown.at!.start, REQUEST_MARK),
+      };
+    }
   }
-  if (kept !== skip) return "";
-  const before = line.slice(0, at).trimEnd();
-  return /[\p{L}\p{N}]/u.test(before) ? before : "";
+  return undefined;
 }
 
-// A line without a panel's side borders, which are drawing, not words. Trimmed first: a regular expression that
-// looked for blanks and a border at the end would retry at every blank of a long run.
-function withoutBorders(line: string): string {
-  const text = line.replace(/^\s*[\u2500-\u257f]\s?/, "").trimEnd();
-  return /[\u2500-\u257f]$/.test(text) ? text.slice(0, -1).trimEnd() : text;
+// The request as the preamble quotes it; one longer than half a prompt keeps its beginning and says so.
+function quote(text: string, maxSize: number): string {
+  let lines = text.split("\n");
+  let cut = false;
+  while (lines.length > 1 && promptSize(lines.join("\n")) > maxSize / 2) {
+    lines = lines.slice(0, -1);
+    cut = true;
+  }
+  if (promptSize(lines.join("\n")) > maxSize / 2) {
+    lines = [cutToSize(lines[0]!, maxSize / 2, "start")];
+    cut = true;
+  }
+  return [...lines.map((line) => `> ${line}`), ...(cut ? ["(its end is cut here; the whole of it is in the conversation below or the saved transcript)"] : [])].join("\n");
 }
 
-// A line as the handoff compares it: normalized, without blanks.
-function compact(text: string): string {
-  return normalize(text).replace(/ /g, "");
+// A thing said as the prompt shows it, in chunks the prompt keeps or leaves whole: a turn is one chunk; a screen's
+// lines are one chunk for each paragraph (the screen tells no turns).
+function chunksOf(said: Said, part: RunPart): string[] {
+  if (said.role === "screen") {
+    const paragraphs = said.lines.join("\n").split(/\n{2,}/);
+    return said.fillIn ? [`(on its screen after the end of its transcript)\n${paragraphs[0]}`, ...paragraphs.slice(1)] : paragraphs;
+  }
+  const name = escapeControls(part.name);
+  const speaker = said.role === "user" ? "User" : said.role === "tool" ? `${name} (tool)` : name;
+  return [`${speaker}: ${said.text}`];
 }
 
-// What normalize turns into a blank: blanks and marker glyphs (borders, bullets, prompt marks).
-const SEPARATOR = new RegExp(`\\s|${MARKER}`, "u");
-const SEPARATORS = new RegExp(`(?:\\s|${MARKER})+`, "gu");
+// The latest chunks that fit the budget, each whole; when not even the last fits, its end, cut at a line.
+function latestChunks(chunks: readonly Chunk[], headers: readonly string[], budget: number): { chunks: Chunk[]; cut: boolean } {
+  const kept: Chunk[] = [];
+  let used = 0;
+  for (let index = chunks.length - 1; index >= 0; index--) {
+    const chunk = chunks[index]!;
+    const cost = promptSize(chunk.text) + 2 + (kept[0]?.section === chunk.section ? 0 : promptSize(headers[chunk.section]!) + 2);
+    if (used + cost > budget) break;
+    kept.unshift(chunk);
+    used += cost;
+  }
+  if (kept.length === 0 && chunks.length) {
+    const last = chunks[chunks.length - 1]!;
+    kept.push({ section: last.section, text: `(its beginning is cut here)\n${cutToSize(last.text, budget - promptSize(headers[last.section]!) - 40, "end")}` });
+  }
+  return { chunks: kept, cut: kept.length < chunks.length || kept[0]?.text.startsWith("(its beginning is cut here)") === true };
+}
 
-function normalize(text: string): string {
-  return text
-    .replace(SEPARATORS, " ")
-    .replace(/[’‘]/g, "'")
-    .trim()
-    .toLowerCase();
+// A text cut to a size, keeping its start or its end; at a line break where one is near enough, and never inside a
+// character.
+function cutToSize(text: string, size: number, keep: "start" | "end"): string {
+  const chars = [...text];
+  let low = 0;
+  let high = chars.length;
+  const part = (count: number): string => (keep === "start" ? chars.slice(0, count) : chars.slice(chars.length - count)).join("");
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (promptSize(part(middle)) <= size) low = middle;
+    else high = middle - 1;
+  }
+  const cut = part(low);
+  if (keep === "end") {
+    const newline = cut.indexOf("\n");
+    return newline !== -1 && newline < cut.length / 2 ? cut.slice(newline + 1) : cut;
+  }
+  const newline = cut.lastIndexOf("\n");
+  return newline > cut.length / 2 ? cut.slice(0, newline) : cut;
 }

@@ -55,6 +55,9 @@ export interface RunReport {
   hookProblems: string[];
   durationMs: number;
   userTurns: number;
+  // where the run's part of the conversation came from: its transcript, or its screen (and whether a transcript
+  // was looked for and not found)
+  conversationFrom: "transcript" | "screen" | "screen, its transcript unread";
 }
 
 export type RunStart = "first" | "failover" | "resume";

@@ -15,7 +15,7 @@ import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
 import type { Assessment } from "./eligibility.js";
 import { runEntry } from "./entry-run.js";
-import { buildHandoff, MAX_PROMPT_CHARS, type Handoff, type RunPart } from "./handoff.js";
+import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
 import type { NothingCanRun, RunReport, SessionEvent, SessionResult } from "./result.js";
@@ -111,14 +111,24 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
       // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
       const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
-      const prompt: Handoff | undefined = handoff && !native ? buildHandoff({ parts, maxChars: MAX_PROMPT_CHARS, transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`), redact }) : undefined;
+      const prompt: Handoff | undefined =
+        handoff && !native
+          ? buildHandoff({
+              parts,
+              maxSize: MAX_PROMPT_SIZE,
+              transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`),
+              // the saved transcript lies outside the project: pointed at only for an agent whose tools can read there
+              canReadFile: chosen.manifest!.reads_outside_project === true,
+              redact,
+            })
+          : undefined;
       if (prompt) {
         journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
         journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
       }
       // the run whose limit this one takes over from, if any
       const previous = runs.findLast((run) => run.limit?.action === "failover");
-      const { report, conversation, chrome } = await runEntry(context, chosen, {
+      const { report, part } = await runEntry(context, chosen, {
         agentArgs: native ?? (first ? options.agentArgs : []),
         prompt: prompt?.prompt,
         promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
@@ -154,7 +164,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       failed = undefined;
       emit({ type: "run-ended", run: report });
       spoken ||= report.userTurns > 0 || prompt !== undefined;
-      parts.push({ entry: chosen.entry.key, name: chosen.manifest!.name, conversation, stopText: report.limit?.text, prompt: prompt?.prompt, chrome });
+      if (part) parts.push(part);
       if (report.limit?.action === "failover") {
         journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: report.stoppedBy ?? "exit" });
         tried.clear();

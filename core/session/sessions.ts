@@ -4,6 +4,7 @@ import { basename, join } from "node:path";
 import { UuldanaError } from "../base/errors.js";
 import { readRegularFileSync } from "../base/files.js";
 import { processRuns, processStarted } from "../base/process.js";
+import { copyTurns, isTurnList, type Turn } from "../registry/adapter.js";
 import type { RunPart } from "./handoff.js";
 import { checkSessionsFolder, inspectJournal, readJournal, type JournalEvent } from "./journal.js";
 
@@ -77,16 +78,30 @@ export function readResumeFacts(dataDir: string, id: string): ResumeFacts {
   const events = readJournal(join(folder, "journal.jsonl"));
   const parts: RunPart[] = [];
   let stopText: Record<string, string> = {};
-  // the handoff prompt of the run being read, saved beside the journal
+  // the handoff prompt of the run being read, saved beside the journal, and the lines the user typed in it
   let prompt: string | undefined;
+  let typed: string[] = [];
   for (const event of events) {
     if (event.type === "limit") stopText = { ...stopText, [String(event.entry)]: String(event.text) };
-    if (event.type === "run-start") prompt = typeof event.prompt_file === "string" ? readSaved(folder, event.prompt_file) : undefined;
+    if (event.type === "run-start") {
+      prompt = typeof event.prompt_file === "string" ? readSaved(folder, event.prompt_file) : undefined;
+      typed = [];
+    }
+    if (event.type === "user") typed.push(String(event.text));
     if (event.type !== "conversation") continue;
     const entry = String(event.entry);
     const conversation = readSaved(folder, String(event.file));
     if (conversation === undefined) continue;
-    parts.push({ entry, name: typeof event.name === "string" ? event.name : entry, conversation, ...(stopText[entry] ? { stopText: stopText[entry] } : {}), ...(prompt ? { prompt } : {}) });
+    const turns = typeof event.turns_file === "string" ? savedTurns(readSaved(folder, event.turns_file)) : undefined;
+    parts.push({
+      entry,
+      name: typeof event.name === "string" ? event.name : entry,
+      conversation,
+      ...(turns && typeof event.transcript === "string" ? { transcript: { file: event.transcript, turns } } : {}),
+      ...(stopText[entry] ? { stopText: stopText[entry] } : {}),
+      ...(prompt ? { prompt } : {}),
+      typed,
+    });
   }
   const spoken = events.some((event) => event.type === "user");
   const lastEntry = events.filter((event) => event.type === "run-start").map((event) => String(event.entry)).at(-1);
@@ -182,6 +197,17 @@ export function whyNotOrphaned(session: Session): string {
 }
 
 // A file the session keeps beside its journal, by the name the journal gives it; undefined when it is gone.
+// A run's transcript turns as the session saved them; anything else there (a damaged file) is none.
+function savedTurns(text: string | undefined): Turn[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isTurnList(value) ? copyTurns(value) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function readSaved(folder: string, name: string): string | undefined {
   try {
     // a pipe or a folder put in its place is no saved conversation: it is never waited on

@@ -1,0 +1,158 @@
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { EXIT, installAgents } from "./agents.js";
+import { bin, handoffPreamble, LIMIT_RESET, linkAgent, makeSandbox, root, standInManifest, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
+
+// Chains of chat stand-ins that draw a welcome box, a version line and a footer, show each user line back, and end
+// on a long limit message the terminal or the agent wraps: what the next agent is started with is the conversation
+// and nothing else, read from each agent's own transcript where its adapter reads one.
+
+let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
+const MARK = "(the user's last request, quoted at the top)";
+
+// The chat stand-in's adapter: its transcript is <CHAT_TRANSCRIPT>/<session id>.jsonl, the limit an error entry.
+const ADAPTER = `import { join } from "node:path";
+import { jsonLines, readTranscriptFile } from ${JSON.stringify(pathToFileURL(join(root, "dist", "core", "index.js")).href)};
+export default {
+  transcript(query) {
+    const folder = query.env.CHAT_TRANSCRIPT;
+    if (!folder || !query.sessionId) return undefined;
+    const file = join(folder, query.sessionId + ".jsonl");
+    const text = readTranscriptFile(file);
+    if (text === undefined) return undefined;
+    const turns = jsonLines(text).filter((entry) => ["user", "agent", "tool"].includes(entry.role)).map((entry) => ({ role: entry.role, text: entry.text }));
+    return { file, turns };
+  },
+};
+`;
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+  installAgents(sandbox, ["line"]);
+  for (const id of ["chat1", "chat2"]) {
+    linkAgent(sandbox, id, "chat-agent.mjs");
+    sandbox.write(
+      `config/providers/${id}.json`,
+      standInManifest(id, {
+        exit: EXIT,
+        adapter: "./chat.mjs",
+        session_id: { args: ["--session-id", "{id}"] },
+        chrome: ["^✻ Welcome to the chat stand-in", "^chat stand-in \\d+\\.\\d+\\.\\d+ · ", "\\? for shortcuts$"],
+      }),
+    );
+  }
+  sandbox.write("config/providers/chat.mjs", ADAPTER);
+  mkdirSync(join(sandbox.dir, "transcripts"));
+});
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
+
+interface Chain {
+  cols: number;
+  wrap?: string;
+  // the entries' own env beyond their names and limit turns
+  transcripts?: boolean;
+}
+
+// chat1 meets its limit at the user's second line, chat2 at its second turn (its first prompt is the handoff), then
+// the line agent shows what it was started with.
+function configure(chain: Chain): void {
+  const entry = (id: string, limitAt: number): Record<string, unknown> => ({
+    id,
+    env: { CHAT_NAME: id, CHAT_LIMIT_AT: String(limitAt), CHAT_WRAP: chain.wrap ?? "terminal", ...(chain.transcripts ? { CHAT_TRANSCRIPT: join(sandbox.dir, "transcripts") } : {}) },
+  });
+  sandbox.write("config/config.json", { providers: [entry("chat1", 2), entry("chat2", 2), "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5 });
+}
+
+function start(cols: number): TestTerminal {
+  const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, TZ: "Europe/Berlin" }, cols, rows: 30 });
+  terminals.push(terminal);
+  return terminal;
+}
+
+// The user talks to chat1 (one line answered, the next refused), to chat2 (one line refused); the line agent's
+// first prompt is returned, with the session's id.
+async function runChain(chain: Chain, between?: () => void): Promise<{ first: string; second: string; session: string }> {
+  configure(chain);
+  const terminal = start(chain.cols);
+  await terminal.waitFor("chat agent chat1 ready");
+  terminal.type("Which colour is the lighthouse on the north pier?\r");
+  await terminal.waitFor("chat1 answers 1");
+  between?.();
+  terminal.type("And how tall is it?\r");
+  await terminal.waitFor("chat agent chat2 ready", 20_000);
+  await terminal.waitFor("chat2 answers 1");
+  terminal.type("When was it built?\r");
+  await terminal.waitFor("line agent ready", 20_000);
+  const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+  terminal.type("/exit\r");
+  await terminal.exited;
+  const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+  const first = readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8");
+  return { first, second: args.at(-1)!, session };
+}
+
+const ASK = ["Which colour is the lighthouse on the north pier?", "And how tall is it?", "When was it built?"];
+
+// Nothing of a limit screen, an exit or an agent's chrome: no run of four words of the limit message, no menu.
+function expectOnlyConversation(prompt: string): void {
+  const words = `You've hit your usage limit for the stand-in chat plan; it resets ${LIMIT_RESET.text}. Upgrade at https://chat.example/plans to keep working without waiting for the reset, or switch to another model in the meantime.`
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
+    .split(" ");
+  const flat = prompt.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ");
+  for (let i = 0; i + 4 <= words.length; i++) expect(flat).not.toContain(` ${words.slice(i, i + 4).join(" ")} `);
+  for (const gone of ["/exit", "Goodbye", "What do you want to do", "Wait for the reset", "Welcome to the chat stand-in", "chat stand-in 1.2.3", "? for shortcuts"]) {
+    expect(prompt).not.toContain(gone);
+  }
+}
+
+describe("a handoff from the screen", () => {
+  for (const cols of [80, 110, 200]) {
+    for (const wrap of ["terminal", "agent", "box", "batches", "twice"]) {
+      it(`carries every turn once and nothing of the limit message (${wrap}, ${cols} columns), the exit or the chrome`, async () => {
+        const { first, second } = await runChain({ cols, wrap });
+        expect(first).toBe(
+          [
+            handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
+            "",
+            "--- Stand-in chat1 (chat1), as its screen showed it ---",
+            "chat agent chat1 ready",
+            `› ${ASK[0]}`,
+            `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+            MARK,
+            "",
+          ].join("\n"),
+        );
+        expect(second).toBe(
+          [
+            handoffPreamble("Stand-in chat2 (chat2)", ASK[2], ["Stand-in chat1 (chat1)"]),
+            "",
+            "--- Stand-in chat1 (chat1), as its screen showed it ---",
+            "chat agent chat1 ready",
+            `› ${ASK[0]}`,
+            `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+            `› ${ASK[1]}`,
+            "",
+            "--- Stand-in chat2 (chat2), as its screen showed it ---",
+            "chat agent chat2 ready",
+            `● chat2 answers 1: noted "${handoffPreamble("Stand-in chat1 (chat1)", ASK[1]).slice(0, 40)}".`,
+            MARK,
+            "",
+          ].join("\n"),
+        );
+        expectOnlyConversation(first);
+        expectOnlyConversation(second);
+      });
+    }
+  }
+});
