@@ -1,8 +1,11 @@
-import { defineProvider, type ProviderVerdict, type Turn } from "../core/index.js";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+
+import { defineProvider, filesIn, jsonLines, readTranscriptFile, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "../core/index.js";
 
 // What Codex CLI draws, read from its version 0.171.0: the error it shows when the plan does not include Codex, the
 // working line of a running turn, and its conversation (› the user's messages, • its answers and tool calls, ■ its
-// errors), the composer and footer at the bottom left out.
+// errors), the composer and footer at the bottom left out. And the conversation it records itself: its rollout file.
 
 // Codex's own lines are short: a longer line is the agent's text or a tool's output, and is not read
 const LONGEST = 240;
@@ -117,4 +120,303 @@ function composerAt(screen: readonly string[]): number {
   return -1;
 }
 
-export default defineProvider({ classify, busy, conversation });
+// --- its rollout files ---
+// Codex writes each session to $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl (the date folders in
+// the local time of the CLI's own zone), one JSON record a line: first the session's meta (its id, folder, start),
+// then what the model saw as response items, among them the user's messages, its answers and its tool calls, and its
+// own events beside them (token counts, errors, the limit), which repeat the messages and are not read. A resumed
+// session goes on in the same file.
+
+// how far before the run's start a session's start and its entries may lie (clocks read a moment apart: Codex cannot
+// write before it is started, and a run resumed just after the last one ended must not take that one's end), and
+// how far after its end; a file's time of last writing, which some file systems keep to the second or two, more
+const EARLY_MS = 1000;
+const LATE_MS = 5000;
+const WRITTEN_EARLY_MS = 5000;
+const ROLLOUT = /^rollout-.{1,200}\.jsonl$/;
+// the date folders walked at most, newest first: ten years of daily use
+const MAX_FOLDERS = 4000;
+// a tool call's one line
+const TOOL_LINE = 200;
+// the messages Codex itself puts in the user's role: the folder's context, AGENTS.md and skills, notices of an
+// interrupted turn or a sub-agent, the user's own shell commands, hooks
+const CONTEXT_PREFIXES = [
+  "<environment_context",
+  "<user_instructions",
+  "# agents.md instructions",
+  "<instructions>",
+  "<skills_instructions",
+  "<skill>",
+  "<user_shell_command",
+  "<turn_aborted",
+  "<subagent_notification",
+  "<context_update",
+  "<hook_prompt",
+  "<codex_internal_context",
+  "<recommended_plugins",
+  "<external_",
+];
+
+interface Rollout {
+  file: string;
+  id: string;
+  cwd: string;
+  startMs: number;
+  // a sub-agent's thread or a non-interactive run, never the one uuldana started
+  side: boolean;
+  // the records written during the run, in order
+  records: Record<string, unknown>[];
+}
+
+// The run's conversation from its rollout file: found by the session id when uuldana has one, else by the folder
+// Codex ran in, the session's start within the run (or, resumed, entries written during it) and its first prompt.
+function transcript(query: TranscriptQuery): Transcript | undefined {
+  if (!isRecord(query) || !isRecord(query.env) || !(query.started instanceof Date) || !(query.ended instanceof Date)) return undefined;
+  const home = accountFolder(query.env);
+  const from = query.started.getTime() - EARLY_MS;
+  const to = query.ended.getTime() + LATE_MS;
+  if (!home || !Number.isFinite(from) || !Number.isFinite(to)) return undefined;
+  // Codex records the folder it ran in with its links resolved
+  const folders = new Set([query.cwd, realPath(query.cwd)]);
+  const fitting: { rollout: Rollout; turns: Turn[] }[] = [];
+  for (const file of writtenSince(join(home, "sessions"), query.started.getTime() - WRITTEN_EARLY_MS, query.sessionId)) {
+    const rollout = readRollout(file, from, to);
+    if (!rollout) continue;
+    const turns = turnsOf(rollout.records);
+    if (query.sessionId ? rollout.id === query.sessionId : fits(rollout, turns, folders, query.prompt, from, to)) fitting.push({ rollout, turns });
+  }
+  if (fitting.length !== 1) return undefined;
+  return { file: fitting[0]!.rollout.file, turns: fitting[0]!.turns };
+}
+
+// CODEX_HOME as the run had it, else its default under the run's HOME.
+function accountFolder(env: Readonly<Record<string, unknown>>): string | undefined {
+  if (typeof env.CODEX_HOME === "string" && env.CODEX_HOME) return env.CODEX_HOME;
+  if (typeof env.HOME === "string" && env.HOME) return join(env.HOME, ".codex");
+  return undefined;
+}
+
+// The rollout files written to since the run began, in every date folder (a resumed session's file lies in the
+// folder of the day it began); folders that are links are not followed.
+function writtenSince(sessions: string, since: number, id: string | undefined): string[] {
+  const found: string[] = [];
+  let folders = 0;
+  for (const year of subfolders(sessions, /^\d{4}$/)) {
+    for (const month of subfolders(year, /^\d{2}$/)) {
+      for (const day of subfolders(month, /^\d{2}$/)) {
+        if (++folders > MAX_FOLDERS) return found;
+        for (const file of filesIn(day, ROLLOUT)) {
+          if (file.modifiedMs >= since && (!id || file.name.endsWith(`-${id}.jsonl`))) found.push(file.file);
+        }
+      }
+    }
+  }
+  return found;
+}
+
+function subfolders(folder: string, name: RegExp): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((entry) => name.test(entry))
+    .sort()
+    .reverse()
+    .map((entry) => join(folder, entry))
+    .filter((path) => {
+      try {
+        return lstatSync(path).isDirectory();
+      } catch {
+        return false;
+      }
+    });
+}
+
+// A rollout file's meta and the records written between from and to; undefined when its first line is not the
+// session's meta (a file of another shape, or longer than the bound and read from its end).
+function readRollout(file: string, from: number, to: number): Rollout | undefined {
+  const text = readTranscriptFile(file);
+  if (text === undefined) return undefined;
+  const [first, ...rest] = jsonLines(text).filter(isRecord);
+  const meta = first?.type === "session_meta" && isRecord(first.payload) ? first.payload : undefined;
+  if (!meta || typeof meta.id !== "string" || typeof meta.cwd !== "string") return undefined;
+  const startMs = timeOf(meta.timestamp) ?? timeOf(first!.timestamp);
+  if (startMs === undefined) return undefined;
+  const source = meta.source;
+  const side =
+    meta.thread_source === "subagent" ||
+    typeof meta.parent_thread_id === "string" ||
+    (isRecord(source) && "subagent" in source) ||
+    source === "exec" ||
+    source === "mcp";
+  const records = rest.filter((record) => {
+    const at = timeOf(record.timestamp);
+    return at !== undefined && at >= from && at <= to;
+  });
+  return { file, id: meta.id, cwd: meta.cwd, startMs, side, records };
+}
+
+// The run's own session: Codex's own thread in the run's folder, begun during the run or resumed in it (entries
+// written during it), whose first user turn of the run is the prompt uuldana gave, when it gave one.
+function fits(rollout: Rollout, turns: Turn[], folders: ReadonlySet<string | undefined>, prompt: string | undefined, from: number, to: number): boolean {
+  if (rollout.side || !folders.has(rollout.cwd)) return false;
+  const begun = rollout.startMs >= from && rollout.startMs <= to;
+  if (!begun && rollout.records.length === 0) return false;
+  if (prompt === undefined) return true;
+  const first = turns.find((turn) => turn.role === "user");
+  return first !== undefined && same(first.text, prompt);
+}
+
+function realPath(path: unknown): string | undefined {
+  if (typeof path !== "string") return undefined;
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+// The turns of response items: the user's messages (not those Codex put in the user's role), its answers, and one
+// line for each tool call; reasoning, tool output and the developer's instructions left out.
+function turnsOf(records: readonly Record<string, unknown>[]): Turn[] {
+  const turns: Turn[] = [];
+  for (const record of records) {
+    if (record.type !== "response_item" || !isRecord(record.payload)) continue;
+    const item = record.payload;
+    if (item.type === "message") {
+      if (item.role === "user" && !contextual(item)) push(turns, "user", textOf(item.content, "input_text"));
+      else if (item.role === "assistant") push(turns, "agent", textOf(item.content, "output_text"));
+    } else {
+      const tool = toolLine(item);
+      if (tool) turns.push({ role: "tool", text: tool });
+    }
+  }
+  return turns;
+}
+
+function push(turns: Turn[], role: Turn["role"], text: string): void {
+  if (text.trim()) turns.push({ role, text });
+}
+
+// The text parts of a message, in order.
+function textOf(content: unknown, kind: string): string {
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part): part is { text: string } => isRecord(part) && (part.type === kind || part.type === "text") && typeof part.text === "string")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+// A message in the user's role that Codex wrote: one of its context blocks, or one whose parts it marks as coming
+// from elsewhere than the user (its newer versions say each part's provenance).
+function contextual(item: Record<string, unknown>): boolean {
+  const parts = Array.isArray(item.content) ? item.content : [];
+  for (const part of parts) {
+    if (!isRecord(part) || typeof part.text !== "string") continue;
+    const start = part.text.trimStart().slice(0, 40).toLowerCase();
+    if (CONTEXT_PREFIXES.some((prefix) => start.startsWith(prefix))) return true;
+  }
+  const passthrough = item.internal_chat_message_metadata_passthrough;
+  const marks = isRecord(passthrough) && Array.isArray(passthrough.content_item_metadata) ? passthrough.content_item_metadata : [];
+  const origins = marks.map((mark) => (isRecord(mark) && isRecord(mark.provenance) ? mark.provenance.type : undefined)).filter((origin) => typeof origin === "string");
+  return origins.length > 0 && !origins.includes("user");
+}
+
+// One line for a tool call: its name and what it acted on (the command it ran, the file it patched, what it looked
+// up), at most TOOL_LINE characters; undefined for an item that is not a call.
+function toolLine(item: Record<string, unknown>): string | undefined {
+  let name = typeof item.name === "string" ? item.name : undefined;
+  let target: string | undefined;
+  const action = isRecord(item.action) ? item.action : {};
+  if (item.type === "function_call") {
+    if (typeof item.arguments !== "string") return undefined;
+    target = argumentTarget(item.arguments);
+  } else if (item.type === "custom_tool_call") {
+    if (typeof item.input !== "string") return undefined;
+    target = inputTarget(name, item.input);
+  } else if (item.type === "local_shell_call") {
+    name ??= "shell";
+    target = commandLine(action.command);
+  } else if (item.type === "web_search_call") {
+    name ??= "web_search";
+    target = typeof action.query === "string" ? action.query : undefined;
+  } else return undefined;
+  if (!name) return undefined;
+  return clip(target ? `${name}: ${target}` : name);
+}
+
+// What a function call's JSON arguments name first: a command, a path, a query, a task.
+function argumentTarget(text: string): string | undefined {
+  if (text.length > 100_000) return undefined;
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(args)) return undefined;
+  for (const key of ["cmd", "command", "path", "file_path", "url", "query", "pattern", "task_name"]) {
+    const value = args[key];
+    if (typeof value === "string" && value.trim()) return value;
+    const line = commandLine(value);
+    if (line) return line;
+  }
+  return undefined;
+}
+
+// A freeform tool's input: the files a patch touches; for a script (Codex's exec), the command it runs, else the
+// tools it calls, else its first line.
+function inputTarget(name: string | undefined, input: string): string | undefined {
+  const head = input.slice(0, 20_000);
+  const files = [...head.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.{1,300})$/gm)].map((match) => match[1]!.trim());
+  if (name === "apply_patch" || files.length) return files.join(", ") || undefined;
+  const command = /\b(?:cmd|command)\s*:\s*(?:"((?:[^"\\\n]|\\.){1,2000})"|'((?:[^'\\\n]|\\.){1,2000})'|`([^`]{1,2000})`)/.exec(head);
+  if (command) return unquote(command[1], command[2], command[3]);
+  const tools = [...new Set([...head.matchAll(/\btools\.([A-Za-z_$][\w$]{0,80})\s*\(/g)].map((match) => match[1]!))];
+  if (tools.length) return tools.join(", ");
+  return head.split("\n").find((line) => line.trim() && !line.trim().startsWith("//"));
+}
+
+function unquote(double: string | undefined, single: string | undefined, template: string | undefined): string {
+  if (double !== undefined) {
+    try {
+      return JSON.parse(`"${double}"`) as string;
+    } catch {
+      return double;
+    }
+  }
+  return single !== undefined ? single.replace(/\\(.)/g, "$1") : template!;
+}
+
+// A command given as its words: a shell's -c or -lc script as the script itself.
+function commandLine(value: unknown): string | undefined {
+  if (!Array.isArray(value) || !value.length || !value.every((word) => typeof word === "string")) return undefined;
+  const words = value as string[];
+  if (words.length === 3 && /(?:^|\/)(?:ba|z)?sh$/.test(words[0]!) && (words[1] === "-c" || words[1] === "-lc")) return words[2];
+  return words.join(" ");
+}
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > TOOL_LINE ? `${line.slice(0, TOOL_LINE - 1)}…` : line;
+}
+
+function same(a: string, b: string): boolean {
+  const plain = (text: string): string => text.replace(/\r\n?/g, "\n").trim();
+  return plain(a) === plain(b);
+}
+
+function timeOf(value: unknown): number | undefined {
+  if (typeof value !== "string") return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export default defineProvider({ classify, busy, conversation, transcript });
