@@ -36,7 +36,7 @@ describe("the built-in manifests", () => {
   it.each([
     ["claude-code", ["busy", "classify", "conversation"]],
     ["codex", ["busy", "classify", "conversation", "transcript"]],
-    ["gemini", ["busy", "conversation"]],
+    ["gemini", ["busy", "conversation", "transcript"]],
   ])("name %s's compiled adapter, which loads with its hooks", async (id, hooks) => {
     const record = await loadManifestFile(join(root, "manifests", `${id}.json`), "built-in");
     expect(record.error).toBeUndefined();
