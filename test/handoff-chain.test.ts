@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -155,4 +155,110 @@ describe("a handoff from the screen", () => {
       });
     }
   }
+});
+
+// The chain's sessions show lines about where each part came from.
+async function sources(session: string): Promise<string[]> {
+  const show = await sandbox.run(["sessions", "show", session]);
+  return show.stdout.split("\n").filter((line) => line.includes("'s conversation, from ")).map((line) => line.slice(7).replace(/ read in [\d.]+ ms\)/, " read in N ms)"));
+}
+
+describe("a handoff from the agents' own transcripts", () => {
+  const transcripts = (): string => join(sandbox.dir, "transcripts");
+  const fileOf = (name: string): string => join(transcripts(), name);
+
+  it("carries each turn once, labelled, from the files the agents wrote, and sessions show names each part's source", async () => {
+    const { first, second, session } = await runChain({ cols: 110, transcripts: true });
+    const chat1 = [
+      "--- Stand-in chat1 (chat1), from its transcript ---",
+      `User: ${ASK[0]}`,
+      "",
+      "Stand-in chat1 (tool): Read notes-1.md",
+      "",
+      `Stand-in chat1: chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+      "",
+    ];
+    expect(first).toBe([handoffPreamble("Stand-in chat1 (chat1)", ASK[1]), "", ...chat1, `User: ${MARK}`, ""].join("\n"));
+    expect(second).toBe(
+      [
+        handoffPreamble("Stand-in chat2 (chat2)", ASK[2], ["Stand-in chat1 (chat1)"]),
+        "",
+        ...chat1,
+        `User: ${ASK[1]}`,
+        "",
+        "--- Stand-in chat2 (chat2), from its transcript ---",
+        "Stand-in chat2 (tool): Read notes-1.md",
+        "",
+        `Stand-in chat2: chat2 answers 1: noted "${handoffPreamble("Stand-in chat1 (chat1)", ASK[1]).slice(0, 40)}".`,
+        "",
+        `User: ${MARK}`,
+        "",
+      ].join("\n"),
+    );
+    expectOnlyConversation(second);
+    const files = readdirSync(transcripts()).sort();
+    expect(files).toHaveLength(2);
+    const shown = await sources(session);
+    expect(shown).toHaveLength(3);
+    for (const [index, entry] of ["chat1", "chat2"].entries()) {
+      // the folder is the entry's own setting, and an entry's settings are kept out of the journal
+      const file = files.find((name) => readFileSync(fileOf(name), "utf8").includes(`"role":"agent","text":"${entry} answers 1`))!;
+      expect(shown[index]).toBe(`${entry}'s conversation, from its own transcript ([redacted]/${file}, 4 turns read in N ms): ${join(sandbox.data, "sessions", session, `conversation-${index + 1}.txt`)}`);
+    }
+    expect(shown[2]).toBe(`line's conversation, from its screen: ${join(sandbox.data, "sessions", session, "conversation-3.txt")}`);
+  });
+
+  it("falls back to the screen for a run whose transcript was removed while it ran, and says so", async () => {
+    const { first, session } = await runChain({ cols: 110, transcripts: true }, () => rmSync(transcripts(), { recursive: true }));
+    expect(first).toBe(
+      [
+        handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
+        "",
+        "--- Stand-in chat1 (chat1), as its screen showed it ---",
+        "chat agent chat1 ready",
+        `› ${ASK[0]}`,
+        `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+        MARK,
+        "",
+      ].join("\n"),
+    );
+    expect((await sources(session))[0]).toBe(`chat1's conversation, from its screen (its transcript could not be found or read): ${join(sandbox.data, "sessions", session, "conversation-1.txt")}`);
+  });
+
+  it("fills in from the screen only what the file lacks at its end: an answer drawn and not yet recorded", async () => {
+    configure({ cols: 110, transcripts: true });
+    sandbox.write("config/config.json", {
+      providers: [{ id: "chat1", env: { CHAT_NAME: "chat1", CHAT_LIMIT_AT: "2", CHAT_TRANSCRIPT: transcripts(), CHAT_PARTIAL: "1" } }, "line"],
+      auto_detect: false,
+      quiet_seconds: 0.3,
+      dismiss_seconds: 5,
+    });
+    const terminal = start(110);
+    await terminal.waitFor("chat agent chat1 ready");
+    terminal.type(`${ASK[0]}\r`);
+    await terminal.waitFor("chat1 answers 1");
+    terminal.type(`${ASK[1]}\r`);
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    expect(readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8")).toBe(
+      [
+        handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
+        "",
+        "--- Stand-in chat1 (chat1), from its transcript ---",
+        `User: ${ASK[0]}`,
+        "",
+        "Stand-in chat1 (tool): Read notes-1.md",
+        "",
+        `Stand-in chat1: chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+        "",
+        `User: ${MARK}`,
+        "",
+        "(on its screen after the end of its transcript)",
+        "● chat1 begins: the pier light stands nineteen metres",
+        "",
+      ].join("\n"),
+    );
+  });
 });

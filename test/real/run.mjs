@@ -14,6 +14,8 @@ import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
+import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
+import { checkTranscript as checkGeminiTranscript } from "./transcript-gemini.mjs";
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const require = createRequire(join(root, "package.json"));
@@ -55,6 +57,8 @@ function flagsOf(manifest) {
   const lists = [manifest.args ?? [], ...Object.values(manifest.levels ?? {}).map((level) => level.args ?? [])];
   if (manifest.prompt?.flag) lists.push([manifest.prompt.flag]);
   if (manifest.models?.flag) lists.push([manifest.models.flag]);
+  // the flags that choose the CLI's session id, and those with which it picks a session itself
+  if (manifest.session_id) lists.push(manifest.session_id.args.filter((arg) => arg.startsWith("-")), manifest.session_id.unless ?? []);
   return lists;
 }
 
@@ -212,6 +216,7 @@ for (const id of Object.keys(READY)) {
   await checkTerminalRestored({ root, id, bins, env: withoutCi(process.env), check });
 }
 await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
+for (const checkOne of [checkCodexTranscript, checkGeminiTranscript]) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
