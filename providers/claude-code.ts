@@ -1,8 +1,11 @@
-import { defineProvider, type ProviderVerdict, type Turn } from "../core/index.js";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
+
+import { defineProvider, filesIn, jsonLines, readTranscriptFile, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "../core/index.js";
 
 // What Claude Code draws, read from its versions 2.1.197 and 2.1.332: its limit menu and its native wait at a limit,
 // the spinner and footer of a running turn, and its conversation (❯ the user's prompts, ● or ⏺ its answers and tool
-// calls, ⎿ what a tool or the CLI answered under them).
+// calls, ⎿ what a tool or the CLI answered under them); and the session file it writes, the run's own transcript.
 
 // Claude Code's own lines are short: a longer line is the agent's text or a tool's output, and is not read
 const LONGEST = 240;
@@ -162,4 +165,230 @@ class TurnList {
   }
 }
 
-export default defineProvider({ classify, busy, conversation });
+// --- its own transcript ---
+
+// Read from its version 2.1.332, which writes each session as JSON Lines to <config dir>/projects/<folder>/<session
+// id>.jsonl: the config dir is CLAUDE_CONFIG_DIR, else ~/.claude; the folder is the working directory with its links
+// resolved and each UTF-16 unit that is not an ASCII letter or digit written "-", cut at 200 characters and then
+// followed by "-" and the path's 32-bit string hash in base 36. --continue appends to the file of the session it
+// continues. "user" and "assistant" entries hold the conversation, one assistant entry per block of an answer (text,
+// thinking, tool_use); the tools' results come back as user entries; sub-agents write files of their own.
+
+const FOLDER_LONGEST = 200;
+// how far before the run's start and after its end an entry's time may lie: the CLI stamps each entry as it makes it
+const SLACK_MS = 2000;
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SESSION_FILE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/i;
+// the session files of one folder looked into when no id says which: the newest of those written since the run began
+const MOST_CANDIDATES = 8;
+// the folders of projects/ looked through for a session file that is not in the folder its working directory names
+const MOST_FOLDERS = 10_000;
+const TOOL_LONGEST = 200;
+// what the CLI writes in a user entry that the user did not say: its notes on local commands, a shell command's
+// output, a background task's notice, its system reminders, and its note that a request was interrupted
+const CLI_NOTE = /^\s*<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|bash-stdout|bash-stderr|bash-exit-code|task-notification|system-reminder)>/;
+const INTERRUPTED = /^\[Request interrupted by user[^\]\n]{0,40}\]$/;
+// a shell command the user ran with "!"
+const SHELL_INPUT = /^<bash-input>([\s\S]*)<\/bash-input>$/;
+// the field of a tool's input that names its target, in order of preference
+const TARGET_KEYS = ["command", "file_path", "notebook_path", "pattern", "path", "url", "query", "description", "skill", "prompt"];
+const PATH_KEYS = new Set(["file_path", "notebook_path", "path"]);
+
+type Entry = Record<string, unknown>;
+
+interface Window {
+  from: number;
+  to: number;
+}
+
+// The run's turns from Claude Code's own session file: the file of the session id uuldana gave it, or else the one
+// file of the working directory's folder written during the run (and opening with the run's prompt, if it had one).
+function transcript(query: TranscriptQuery): Transcript | undefined {
+  if (!(query.started instanceof Date) || !(query.ended instanceof Date) || typeof query.cwd !== "string" || !query.cwd) return undefined;
+  const projects = projectsFolder(query.env);
+  const window = { from: query.started.getTime() - SLACK_MS, to: query.ended.getTime() + SLACK_MS };
+  if (!projects || !Number.isFinite(window.from) || !Number.isFinite(window.to)) return undefined;
+  const cwd = resolved(query.cwd);
+  const folder = join(projects, folderName(cwd));
+  if (query.sessionId !== undefined) return bySessionId(projects, folder, cwd, window, query.sessionId);
+  return byTime(folder, cwd, window, typeof query.prompt === "string" ? query.prompt : undefined);
+}
+
+// The account's projects folder: CLAUDE_CONFIG_DIR's, else the one under HOME; none when neither is a full path.
+function projectsFolder(env: Readonly<Record<string, string>>): string | undefined {
+  const own: unknown = env?.CLAUDE_CONFIG_DIR;
+  if (typeof own === "string" && own !== "") return isAbsolute(own) ? join(own, "projects") : undefined;
+  const home: unknown = env?.HOME;
+  return typeof home === "string" && isAbsolute(home) ? join(home, ".claude", "projects") : undefined;
+}
+
+function resolved(cwd: string): string {
+  try {
+    return realpathSync(cwd);
+  } catch {
+    return cwd;
+  }
+}
+
+function folderName(cwd: string): string {
+  const name = cwd.replace(/[^a-zA-Z0-9]/g, "-");
+  if (name.length <= FOLDER_LONGEST) return name;
+  let hash = 0;
+  for (let i = 0; i < cwd.length; i++) hash = (Math.imul(hash, 31) + cwd.charCodeAt(i)) | 0;
+  return `${name.slice(0, FOLDER_LONGEST)}-${Math.abs(hash).toString(36)}`;
+}
+
+function bySessionId(projects: string, folder: string, cwd: string, window: Window, id: string): Transcript | undefined {
+  if (typeof id !== "string" || !SESSION_ID.test(id)) return undefined;
+  const name = `${id}.jsonl`;
+  const file = isRegularFile(join(folder, name)) ? join(folder, name) : elsewhere(projects, name);
+  if (!file) return undefined;
+  const entries = readEntries(file, id);
+  if (!entries?.length) return undefined;
+  const run = entries.filter((entry) => within(entry, window));
+  const first = run.find(isConversation);
+  if (first && first.cwd !== cwd) return undefined;
+  return { file, turns: turnsOf(run, cwd) };
+}
+
+// A session file of that name in another folder of the account's projects (its folder named another way).
+function elsewhere(projects: string, name: string): string | undefined {
+  let folders: string[];
+  try {
+    folders = readdirSync(projects).slice(0, MOST_FOLDERS);
+  } catch {
+    return undefined;
+  }
+  return folders.filter((folder) => isFolder(join(projects, folder))).map((folder) => join(projects, folder, name)).find(isRegularFile);
+}
+
+function byTime(folder: string, cwd: string, window: Window, prompt: string | undefined): Transcript | undefined {
+  const fits: Transcript[] = [];
+  for (const found of filesIn(folder, SESSION_FILE).filter((file) => file.modifiedMs >= window.from).slice(0, MOST_CANDIDATES)) {
+    const run = readEntries(found.file, found.name.slice(0, -".jsonl".length))?.filter((entry) => within(entry, window));
+    const first = run?.find(isConversation);
+    if (!run || !first || first.cwd !== cwd) continue;
+    const turns = turnsOf(run, cwd);
+    if (prompt !== undefined && turns.find((turn) => turn.role === "user")?.text.trim() !== prompt.replace(/\r\n?/g, "\n").trim()) continue;
+    fits.push({ file: found.file, turns });
+  }
+  // two sessions that both fit are never told apart by a guess
+  return fits.length === 1 ? fits[0] : undefined;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+// The file's entries of that session, in order; undefined when it cannot be read.
+function readEntries(file: string, id: string): Entry[] | undefined {
+  const text = readTranscriptFile(file);
+  if (text === undefined) return undefined;
+  return jsonLines(text).filter((value): value is Entry => isRecord(value) && typeof value.type === "string" && value.sessionId === id);
+}
+
+function within(entry: Entry, window: Window): boolean {
+  const at = typeof entry.timestamp === "string" ? Date.parse(entry.timestamp) : Number.NaN;
+  return at >= window.from && at <= window.to;
+}
+
+function isConversation(entry: Entry): boolean {
+  return (entry.type === "user" || entry.type === "assistant") && entry.isSidechain !== true;
+}
+
+// The turns of the run's entries: the user's words, the agent's text (its blocks of one answer joined) and one line
+// per tool call; reasoning, tool results, the CLI's notes and its limit and API error messages left out.
+function turnsOf(entries: readonly Entry[], cwd: string): Turn[] {
+  const turns: Turn[] = [];
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    if (!isConversation(entry) || entry.isMeta === true || entry.isCompactSummary === true || entry.isVisibleInTranscriptOnly === true) continue;
+    if (typeof entry.uuid === "string") {
+      if (seen.has(entry.uuid)) continue;
+      seen.add(entry.uuid);
+    }
+    const message = entry.message;
+    if (!isRecord(message)) continue;
+    if (entry.type === "user") {
+      const text = userText(entry, message.content);
+      if (text !== undefined) turns.push({ role: "user", text });
+      continue;
+    }
+    if (entry.isApiErrorMessage === true || entry.error !== undefined || message.model === "<synthetic>") continue;
+    for (const part of partsOf(message.content)) {
+      const last = turns.at(-1);
+      if (part.type === "text" && typeof part.text === "string" && part.text.trim()) {
+        if (last?.role === "agent") last.text += `\n\n${part.text}`;
+        else turns.push({ role: "agent", text: part.text });
+      } else if (part.type === "tool_use" || part.type === "server_tool_use") {
+        const line = toolLine(part, cwd);
+        if (line) turns.push({ role: "tool", text: line });
+      }
+    }
+  }
+  return turns;
+}
+
+// What the user said in a user entry; undefined for a tool's result or one of the CLI's own notes.
+function userText(entry: Entry, content: unknown): string | undefined {
+  if (entry.rowSource === "harness" || (isRecord(entry.origin) && entry.origin.kind !== "human")) return undefined;
+  let text: string;
+  if (typeof content === "string") text = content;
+  else {
+    const parts = partsOf(content);
+    if (parts.some((part) => part.type === "tool_result")) return undefined;
+    text = parts
+      .map((part) => (part.type === "text" && typeof part.text === "string" && !CLI_NOTE.test(part.text) ? part.text : ""))
+      .filter((part) => part.trim())
+      .join("\n\n");
+  }
+  const shell = SHELL_INPUT.exec(text.trim());
+  if (shell) return `!${shell[1]!}`;
+  if (!text.trim() || CLI_NOTE.test(text) || INTERRUPTED.test(text.trim())) return undefined;
+  return text;
+}
+
+function partsOf(content: unknown): Record<string, unknown>[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return Array.isArray(content) ? content.filter(isRecord) : [];
+}
+
+// One tool call on one line: its name and its target (the command, the file, the pattern…), a file in the working
+// directory named from there.
+function toolLine(part: Record<string, unknown>, cwd: string): string | undefined {
+  const name = typeof part.name === "string" ? flatten(part.name) : "";
+  if (!name) return undefined;
+  const input = isRecord(part.input) ? part.input : {};
+  const key = TARGET_KEYS.find((field) => typeof input[field] === "string" && flatten(input[field] as string) !== "");
+  let target = key ? flatten(input[key] as string) : "";
+  if (key && PATH_KEYS.has(key) && target.startsWith(cwd + sep)) target = relative(cwd, target);
+  return cut(target ? `${name}: ${target}` : name, TOOL_LONGEST);
+}
+
+function flatten(text: string): string {
+  return text.slice(0, 4 * TOOL_LONGEST).replace(/\s+/g, " ").trim();
+}
+
+function cut(text: string, longest: number): string {
+  if (text.length <= longest) return text;
+  const end = /[\ud800-\udbff]/.test(text[longest - 2]!) ? longest - 2 : longest - 1;
+  return `${text.slice(0, end)}…`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export default defineProvider({ classify, busy, conversation, transcript });
