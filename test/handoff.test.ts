@@ -1,7 +1,9 @@
+import { spawnSync } from "node:child_process";
+
 import { describe, expect, it } from "vitest";
 
 import { Detector } from "../core/reader/detector.js";
-import { buildHandoff } from "../core/session/handoff.js";
+import { buildHandoff, MAX_PROMPT_SIZE, promptSize } from "../core/session/handoff.js";
 import { classifyText } from "../core/reader/reader.js";
 import { Redactor } from "../core/config/redaction.js";
 import { compileLinePatterns } from "../core/registry/patterns.js";
@@ -306,5 +308,101 @@ describe("the handoff without chrome", () => {
       "? for shortcuts",
       "✻ Crunching… (12s · esc to interrupt)",
     ]);
+  });
+});
+
+describe("the handoff's size", () => {
+  const turns = (count: number, words: string): { role: "user" | "agent"; text: string }[] =>
+    Array.from({ length: count }, (_, i) => ({ role: i % 2 ? "agent" : "user", text: `${i}: ${words}` }));
+  const chinese = "灯塔位于北码头，漆成藏红花黄色，高十九米，建于一八七四年。".repeat(8);
+
+  it("is bounded in UTF-8 bytes: a conversation in Chinese fits one argument, with the latest turns whole", () => {
+    const said = turns(300, chinese);
+    const part = { entry: "claude-code", name: "Claude Code", conversation: "", transcript: { file: "f", turns: said } };
+    const handoff = buildHandoff({ parts: [part], maxSize: MAX_PROMPT_SIZE, transcriptFile: "/data/sessions/x/transcript-1.txt", canReadFile: true });
+    expect(handoff.trimmed).toBe(true);
+    expect(promptSize(handoff.prompt)).toBeLessThanOrEqual(MAX_PROMPT_SIZE);
+    expect(promptSize(handoff.prompt)).toBeGreaterThan(MAX_PROMPT_SIZE - 2000);
+    // the system takes it as one argument
+    expect(spawnSync(process.execPath, ["-e", "0", handoff.prompt]).error).toBeUndefined();
+    // every turn it carries is whole, the newest last
+    const body = handoff.prompt.slice(handoff.prompt.indexOf("\n\n--- Claude Code (claude-code), from its transcript, its earlier turns left out ---\n"));
+    const carried = body.split("\n").slice(3).filter((line) => line !== "" && line !== "User: (the user's last request, quoted at the top)");
+    expect(body).not.toBe("");
+    expect(handoff.prompt).toContain(`quoted here whole:\n\n> 298: ${chinese}\n\n--- Claude Code`);
+    expect(carried.at(-1)).toBe(`Claude Code: 299: ${chinese}`);
+    for (const line of carried) expect(said.some((turn) => line === `${turn.role === "user" ? "User" : "Claude Code"}: ${turn.text}`)).toBe(true);
+    expect(carried.length).toBeGreaterThan(50);
+    expect(handoff.transcript.split("\n").filter((line) => line !== "")).toHaveLength(301);
+  });
+
+  it("would not fit if it were counted in characters: the system refuses such an argument", () => {
+    const counted = chinese.repeat(Math.floor(MAX_PROMPT_SIZE / chinese.length));
+    expect(counted.length).toBeLessThanOrEqual(MAX_PROMPT_SIZE);
+    expect(spawnSync(process.execPath, ["-e", "0", counted]).error).toMatchObject({ code: "E2BIG" });
+  });
+
+  it("is counted in UTF-16 units on Windows, where an emoji is two", () => {
+    expect(promptSize("灯塔 🗼", "linux")).toBe(11);
+    expect(promptSize("灯塔 🗼", "win32")).toBe(5);
+  });
+
+  it("says the earlier part is kept where the next agent cannot read it, rather than naming the file", () => {
+    const part = { entry: "codex", name: "Codex CLI", conversation: "", transcript: { file: "f", turns: turns(400, "a long turn ".repeat(20)) } };
+    const handoff = buildHandoff({ parts: [part], maxSize: 20_000, transcriptFile: "/data/sessions/x/transcript-1.txt", canReadFile: false });
+    expect(handoff.prompt).toContain(
+      "The conversation is longer than one prompt can carry, so only its latest turns follow, each whole; uuldana saved the whole of it outside this project, where you cannot read it: ask the user if you need an earlier detail.",
+    );
+    expect(handoff.prompt).not.toContain("/data/sessions");
+  });
+});
+
+describe("a run's part from its transcript", () => {
+  const PROMPT = "You are continuing a conversation from Claude Code (claude-code).\n\n--- Claude Code (claude-code), from its transcript ---\nUser: which file?";
+
+  it("leaves out the handoff prompt the agent recorded as the user's, makes a tool call one line and strips control sequences", () => {
+    const part = {
+      entry: "codex",
+      name: "Codex CLI",
+      conversation: "",
+      prompt: PROMPT,
+      transcript: {
+        file: "f",
+        turns: [
+          { role: "user" as const, text: PROMPT.replace(/\n/g, "\r\n") },
+          { role: "tool" as const, text: "exec:\n  npm\ttest\x1b[31m" },
+          { role: "agent" as const, text: "All \x1b[1mtests\x1b[0m pass.\x07" },
+        ],
+      },
+    };
+    expect(buildHandoff({ parts: [part], maxSize: 100_000, transcriptFile: "t", canReadFile: true }).transcript).toBe(
+      ["--- Codex CLI (codex), from its transcript ---", "Codex CLI (tool): exec: npm test", "", "Codex CLI: All tests pass."].join("\n"),
+    );
+  });
+
+  it("takes a line the user sent that the file does not have yet, with what followed it, from the screen", () => {
+    const part = {
+      entry: "codex",
+      name: "Codex CLI",
+      conversation: ["› first question", "• first answer", "› second question", "• a half-drawn answer", "■ You've hit your usage limit."].join("\n"),
+      stopText: "You've hit your usage limit.",
+      typed: ["first question", "second question"],
+      transcript: { file: "f", turns: [{ role: "user" as const, text: "first question" }, { role: "agent" as const, text: "first answer" }] },
+    };
+    const handoff = buildHandoff({ parts: [part], maxSize: 100_000, transcriptFile: "t", canReadFile: true });
+    expect(handoff.prompt.split("\n\n").at(1)).toBe("Continue with the user's last request, quoted here whole:");
+    expect(handoff.transcript).toBe(
+      [
+        "--- Codex CLI (codex), from its transcript ---",
+        "User: first question",
+        "",
+        "Codex CLI: first answer",
+        "",
+        "(on its screen after the end of its transcript)",
+        "(the user's last request, quoted at the top)",
+        "• a half-drawn answer",
+      ].join("\n"),
+    );
+    expect(handoff.prompt).toContain("quoted here whole:\n\n> second question\n\n--- Codex CLI (codex)");
   });
 });

@@ -61,7 +61,7 @@ export function buildHandoff(options: HandoffOptions): Handoff {
   const request = lastRequest(sections);
   if (request) request.mark();
   const chunks = sections.flatMap(({ part, said }, index) => said.flatMap((one) => chunksOf(one, part)).map((text) => ({ section: index, text: redact(text) })));
-  const headers = sections.map(({ part }) => header(part));
+  const headers = sections.map(({ part }) => header(part, true));
   const render = (kept: readonly Chunk[], cutFirst: boolean): string => {
     const out: string[] = [];
     let section = -1;
@@ -71,7 +71,7 @@ export function buildHandoff(options: HandoffOptions): Handoff {
         continue;
       }
       section = chunk.section;
-      out.push(`${index === 0 ? "" : "\n\n"}${index === 0 && cutFirst ? `${headers[section]} (its earlier turns are in the saved transcript)` : headers[section]!}\n${chunk.text}`);
+      out.push(`${index === 0 ? "" : "\n\n"}${header(sections[section]!.part, index === 0 && cutFirst)}\n${chunk.text}`);
     }
     return out.join("");
   };
@@ -130,8 +130,9 @@ function label(part: RunPart): string {
   return `${escapeControls(part.name)} (${escapeControls(part.entry)})`;
 }
 
-function header(part: RunPart): string {
-  return `--- ${label(part)}, ${part.transcript ? "from its transcript" : "as its screen showed it"} ---`;
+// The line that begins a run's part: whose it is, where it came from, and whether its beginning is left out.
+function header(part: RunPart, cut: boolean): string {
+  return `--- ${label(part)}, ${part.transcript ? "from its transcript" : "as its screen showed it"}${cut ? ", its earlier turns left out" : ""} ---`;
 }
 
 // The run's part: its transcript's turns and, after them, what its screen showed that the file lacks; or its screen.

@@ -4,7 +4,7 @@
 // loopback plays the three vendors' APIs, and what each CLI sends it proves what the handoff carried.
 import { spawnSync } from "node:child_process";
 import http from "node:http";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
@@ -29,7 +29,13 @@ const COLS = 120;
 const ROWS = 40;
 
 // Runs the chain once, each step a check; the screen's last lines and the server's last requests explain a failure.
+// The chain runs twice: with every agent's own transcript, and with Codex's rollout file removed while Codex runs,
+// so that its part comes from its screen.
 export async function checkFailoverChain({ root, bins, detections, env, check }) {
+  for (const removed of [undefined, "codex"]) await checkChainOnce({ root, bins, detections, env, check, removed });
+}
+
+async function checkChainOnce({ root, bins, detections, env, check, removed }) {
   const missing = CHAIN.filter((id) => !detections.get(id)?.path);
   if (missing.length) {
     check(false, `failover chain: ${missing.join(", ")} installed`);
@@ -40,23 +46,24 @@ export async function checkFailoverChain({ root, bins, detections, env, check })
   const folder = mkdtempSync(join(tmpdir(), "uuldana-real-failover-"));
   const cwd = mkdtempSync(join(tmpdir(), "uuldana-real-failover-cwd-"));
   const dirs = { UULDANA_CONFIG_DIR: join(folder, "config"), UULDANA_DATA_DIR: join(folder, "data"), UULDANA_CACHE_DIR: join(folder, "cache") };
-  writeConfig(dirs.UULDANA_CONFIG_DIR, api.base, cwd);
+  const homes = writeConfig(dirs.UULDANA_CONFIG_DIR, api.base, cwd);
   const terminal = startTerminal({ root, cwd, cols: COLS, rows: ROWS, env: { ...env, ...dirs, TERM: "xterm-256color", PATH: `${bins}${delimiter}${env.PATH}` } });
   const shown = () => terminal.lines().filter((line) => line.trim()).slice(-14).join("\n");
-  const say = (ok, text, detail = "") => check(ok, `failover chain: ${text}`, ok ? "" : `${detail}${detail ? "\n" : ""}--- last screen lines ---\n${shown()}\n--- loopback requests ---\n${api.log.slice(-8).join("\n")}`);
+  const name = removed ? `failover chain, ${removed}'s transcript removed` : "failover chain";
+  const say = (ok, text, detail = "") => check(ok, `${name}: ${text}`, ok ? "" : `${detail}${detail ? "\n" : ""}--- last screen lines ---\n${shown()}\n--- loopback requests ---\n${api.log.slice(-8).join("\n")}`);
   try {
-    await runChain({ terminal, api, dirs, root, say });
+    await runChain({ terminal, api, dirs, root, say, removed, homes });
   } finally {
     await endSession(dirs, terminal);
     await terminal.close();
     api.close();
   }
-  console.log(`     (failover chain took ${Math.round((Date.now() - started) / 1000)}s)`);
+  console.log(`     (${name} took ${Math.round((Date.now() - started) / 1000)}s)`);
 }
 
 // --- internal ---
 
-async function runChain({ terminal, api, dirs, root, say }) {
+async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   // Claude Code: one question answered, the next one meets the plan limit
   const claudeUp = await terminal.waitFor(() => /\? for shortcuts/.test(terminal.text()), 40_000);
   say(claudeUp, "the real Claude Code starts under uuldana run");
@@ -73,12 +80,15 @@ async function runChain({ terminal, api, dirs, root, say }) {
   const toCodex = api.handed.codex;
   say(toCodex.includes(ANSWER["claude-code"]), "the handoff to Codex carries Claude Code's answer", toCodex.slice(0, 600));
   say(!LIMIT_SCREEN.test(toCodex), "the handoff to Codex carries nothing of Claude Code's limit screen or exit", toCodex.match(LIMIT_SCREEN)?.[0]);
+  checkOnce(say, "Codex", api.bodies.codex, [ASK[0], ANSWER["claude-code"], ASK[1]]);
 
   // Codex: answers the handoff, then meets its usage limit on the next message
   const codexAnswered = await terminal.waitFor(() => terminal.text().includes(ANSWER.codex) && /›/.test(terminal.text()), 30_000);
   say(codexAnswered, "Codex shows the answer the server streamed");
   if (!codexAnswered) return;
   await terminal.settle();
+  // a rollout file removed while Codex runs: its part of the next handoff comes from its screen
+  if (removed === "codex") for (const file of rollouts(homes.codex.CODEX_HOME)) rmSync(file);
   await terminal.type(ASK[2]);
   const geminiAsked = await terminal.waitFor(() => api.handed.gemini !== undefined, 60_000);
   say(api.limited.has("codex"), "Codex met its usage limit (the server answered 429)");
@@ -87,6 +97,8 @@ async function runChain({ terminal, api, dirs, root, say }) {
   const toGemini = api.handed.gemini;
   say(toGemini.includes(ANSWER["claude-code"]) && toGemini.includes(ANSWER.codex), "the handoff to Gemini carries both Claude Code's and Codex's answers", toGemini.slice(0, 600));
   say(!LIMIT_SCREEN.test(toGemini), "the handoff to Gemini carries nothing of either limit screen or exit", toGemini.match(LIMIT_SCREEN)?.[0]);
+  checkOnce(say, "Gemini", api.bodies.gemini, [ASK[0], ANSWER["claude-code"], ASK[1], ANSWER.codex, ASK[2]]);
+  say(toGemini.startsWith(geminiPreamble()), "the handoff to Gemini begins with the preamble that quotes the user's last request", toGemini.slice(0, 900));
   const geminiAnswered = await terminal.waitFor(() => terminal.text().includes(ANSWER.gemini), 30_000);
   say(geminiAnswered, "Gemini shows the answer the server streamed");
 
@@ -107,6 +119,7 @@ async function runChain({ terminal, api, dirs, root, say }) {
     writeFileSync(process.env.UULDANA_REAL_TRANSCRIPT, `${output}\n$ uuldana sessions show ${id}\n${uuldana(root, dirs, ["sessions", "show", id]).stdout}`);
   }
   checkJournal(root, dirs, say);
+  checkSources(root, dirs, say, removed);
   checkRests(root, dirs, api, say);
   await checkTerminalUsable(terminal, say);
 }
@@ -133,6 +146,59 @@ function checkJournal(root, dirs, say) {
     const end = events.find((event) => event.type === "run-end" && event.entry === entry);
     say(end?.stopped_by === "keys", `${entry} was left at its limit screen with its exit keys (stopped by ${end?.stopped_by ?? "nothing"})`);
   }
+}
+
+// Each earlier turn, as its words, exactly once in the next agent's first request (the body it sent its API), and in
+// the order it was said; nothing uuldana typed or an agent's chrome.
+function checkOnce(say, to, body, turns) {
+  const text = handedText(body ?? "");
+  const counts = turns.map((turn) => (body ?? "").split(turn).length - 1);
+  say(counts.every((count) => count === 1), `the first request to ${to} holds each earlier turn exactly once`, turns.map((turn, i) => `${counts[i]}× ${turn}`).join("\n"));
+  // the last request is quoted at the top, the others follow in order below it
+  const places = turns.slice(0, -1).map((turn) => text.indexOf(turn, text.indexOf("\n\n---")));
+  say(places.every((place, i) => place !== -1 && (i === 0 || place > places[i - 1])), `the turns handed to ${to} are in the order they were said`, places.join(", "));
+  for (const typed of ["/exit", "/quit", "? for shortcuts", "Goodbye", "Welcome", "Tip:"]) say(!text.includes(typed), `the handoff to ${to} has no "${typed}"`, text.slice(0, 900));
+}
+
+// The preamble the third agent gets, quoting the user's last request.
+function geminiPreamble() {
+  return [
+    "You are continuing a conversation from Codex CLI (codex), whose usage allowance ran out; before it, Claude Code (claude-code) took part. " +
+      "Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it. " +
+      "Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
+    "",
+    `Continue with the user's last request, quoted here whole:\n\n> ${ASK[2]}`,
+  ].join("\n");
+}
+
+// sessions show names where each run's part came from; the sizes of the prompts and the times the transcripts took
+// are printed for the record.
+function checkSources(root, dirs, say, removed) {
+  const id = sessionOf(dirs.UULDANA_DATA_DIR)?.id;
+  const show = id ? uuldana(root, dirs, ["sessions", "show", id]).stdout : "";
+  for (const entry of CHAIN.slice(0, 2)) {
+    const line = show.split("\n").find((l) => l.includes(`${entry}'s conversation, from`)) ?? "";
+    const screen = removed === entry;
+    const expected = screen ? `${entry}'s conversation, from its screen (its transcript could not be found or read)` : `${entry}'s conversation, from its own transcript (`;
+    say(line.includes(expected), `sessions show says ${entry}'s part came from its ${screen ? "screen, its transcript gone" : "own transcript"}`, line || show);
+  }
+  const folder = id ? join(dirs.UULDANA_DATA_DIR, "sessions", id) : "";
+  const sizes = id ? readdirSync(folder).filter((name) => /^prompt-\d+\.txt$/.test(name)).map((name) => `${name} ${Buffer.byteLength(readFileSync(join(folder, name), "utf8"))} bytes`) : [];
+  const reads = id ? readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((event) => event.type === "conversation" && event.read_ms !== undefined).map((event) => `${event.entry} ${event.source} ${event.read_ms} ms`) : [];
+  console.log(`     (prompts: ${sizes.join(", ")}; transcript reads: ${reads.join(", ")})`);
+}
+
+// Codex's rollout files under its home.
+function rollouts(home) {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(dir, entry.name));
+      else if (/^rollout-.*\.jsonl$/.test(entry.name)) found.push(join(dir, entry.name));
+    }
+  };
+  walk(join(home, "sessions"));
+  return found;
 }
 
 function checkRests(root, dirs, api, say) {
@@ -185,6 +251,7 @@ function writeConfig(configDir, base, cwd) {
   });
   mkdirSync(configDir, { recursive: true });
   writeFileSync(join(configDir, "config.json"), JSON.stringify({ providers, auto_detect: false, failover: true }, null, 2));
+  return Object.fromEntries(providers.map((entry) => [entry.id, entry.env]));
 }
 
 // One server on loopback for the three vendors, told apart by path. It keeps the handoff prompt each CLI sent
@@ -205,6 +272,8 @@ async function startLoopbackApi() {
     base: `http://127.0.0.1:${server.address().port}`,
     log: [],
     handed: {},
+    // the whole first request that carried each handoff
+    bodies: {},
     limited: new Set(),
     resets: { "claude-code": now + RESET_IN["claude-code"], codex: now + RESET_IN.codex },
     close() {
@@ -221,7 +290,10 @@ function answer(api, req, res, body) {
     res.writeHead(200);
     return res.end();
   }
-  const keep = (id) => (api.handed[id] ??= handedText(body) || undefined);
+  const keep = (id) => {
+    api.handed[id] ??= handedText(body) || undefined;
+    if (api.handed[id] !== undefined) api.bodies[id] ??= body;
+  };
   if (url.startsWith("/v1/messages")) {
     if (body.includes(ASK[1])) return limit(api, "claude-code", res);
     return anthropicAnswer(res, body.includes(ASK[0]) ? ANSWER["claude-code"] : "Lighthouse question");
