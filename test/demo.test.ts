@@ -37,7 +37,10 @@ function expectFailover(text: string): void {
   expect(lines).toContain(`uuldana: demo-first's weekly limit is gone; it rests until ${until}; continuing with demo-second (Second demo agent 1.0.0) at ask with the conversation so far`);
   // what the second agent received: the question and the first agent's answer, not the limit menu
   const received = lines.filter((line) => line.startsWith("  │ "));
-  expect(received).toContain("  │ › What happens when an agent's usage allowance runs out?");
+  expect(received).toContain("  │ > What happens when an agent's usage allowance runs out?");
+  expect(received).toContain("  │ (the user's last request, quoted at the top)");
+  expect(received.some((line) => line.includes("First demo agent · ask mode"))).toBe(false);
+  expect(lines).toContain("● I have the conversation. You asked: What happens when an agent's usage allowance runs out? Picking up where the first agent stopped.");
   expect(received.some((line) => line.startsWith("  │ ● uuldana watches the agent's screen."))).toBe(true);
   expect(received.some((line) => /weekly limit|What do you want to do|Goodbye/.test(line))).toBe(false);
   expect(lines.some((line) => /^uuldana: demo-second \(Second demo agent\) exited with code 0 after \d+s$/.test(line))).toBe(true);

@@ -15,7 +15,7 @@ out(`\x1b[1m Second demo agent\x1b[0m · ${mode} mode · /exit quits\r\n\r\n`);
 if (prompt) {
   out(`I was started with a prompt of ${prompt.length} characters:\r\n`);
   for (const line of prompt.trim().split("\n")) out(`  │ ${line}\r\n`);
-  const asked = /^› (.+)$/m.exec(prompt)?.[1]?.trim();
+  const asked = /quoted here whole:\n\n> (.+)$/m.exec(prompt)?.[1]?.trim();
   out(`\r\n● I have the conversation.${asked ? ` You asked: ${asked}` : ""} Picking up where the first agent stopped.\r\n\r\n`);
 } else out("Ask me anything.\r\n");
 out("› ");
