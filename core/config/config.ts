@@ -22,6 +22,8 @@ export interface Config {
   dismissSeconds: number;
   commandKey: string;
   scrollback: number;
+  // the git workspace's state goes into the handoff prompt (only the user's own file may say so)
+  handoffWorkspace: boolean;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -50,6 +52,7 @@ interface RawConfig {
   dismiss_seconds?: number;
   command_key?: string;
   scrollback?: number;
+  handoff_workspace?: boolean;
   packs?: string[];
   redact?: string[];
 }
@@ -80,6 +83,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     dismissSeconds: user.dismiss_seconds ?? 20,
     commandKey: user.command_key ?? "ctrl-]",
     scrollback: user.scrollback ?? 5000,
+    handoffWorkspace: user.handoff_workspace ?? false,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
