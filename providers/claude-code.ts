@@ -175,8 +175,11 @@ class TurnList {
 // thinking, tool_use); the tools' results come back as user entries; sub-agents write files of their own.
 
 const FOLDER_LONGEST = 200;
-// how far before the run's start and after its end an entry's time may lie: the CLI stamps each entry as it makes it
-const SLACK_MS = 2000;
+// how far before the run's start and after its end an entry's time may lie: the CLI stamps each entry as it makes it,
+// and cannot before it is started, while a run that continues a session right after the last one ended must not take
+// that one's last entries (a second apart, or less)
+const EARLY_MS = 250;
+const LATE_MS = 2000;
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SESSION_FILE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/i;
 // the session files of one folder looked into when no id says which: the newest of those written since the run began
@@ -206,7 +209,7 @@ interface Window {
 function transcript(query: TranscriptQuery): Transcript | undefined {
   if (!(query.started instanceof Date) || !(query.ended instanceof Date) || typeof query.cwd !== "string" || !query.cwd) return undefined;
   const projects = projectsFolder(query.env);
-  const window = { from: query.started.getTime() - SLACK_MS, to: query.ended.getTime() + SLACK_MS };
+  const window = { from: query.started.getTime() - EARLY_MS, to: query.ended.getTime() + LATE_MS };
   if (!projects || !Number.isFinite(window.from) || !Number.isFinite(window.to)) return undefined;
   const cwd = resolved(query.cwd);
   const folder = join(projects, folderName(cwd));

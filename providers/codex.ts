@@ -130,7 +130,7 @@ function composerAt(screen: readonly string[]): number {
 // how far before the run's start a session's start and its entries may lie (clocks read a moment apart: Codex cannot
 // write before it is started, and a run resumed just after the last one ended must not take that one's end), and
 // how far after its end; a file's time of last writing, which some file systems keep to the second or two, more
-const EARLY_MS = 1000;
+const EARLY_MS = 250;
 const LATE_MS = 5000;
 const WRITTEN_EARLY_MS = 5000;
 const ROLLOUT = /^rollout-.{1,200}\.jsonl$/;

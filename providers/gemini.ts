@@ -104,8 +104,10 @@ function insideBox(line: string): string | undefined {
 // versions named it by the hash and wrote one JSON object per file. A resumed session goes on in its old file, so
 // only the messages written during the run are its part.
 
-// how far outside the run a message's time may be and still be the run's
-const SLACK_MS = 5000;
+// how far before the run's start and after its end a message's time may be and still be the run's: it cannot write
+// before it is started, and a run resumed right after the last one ended must not take that one's last messages
+const EARLY_MS = 250;
+const LATE_MS = 5000;
 // the most session files written during a run in one folder that are read to tell the run's from the others
 const MOST_CANDIDATES = 8;
 // the most project folders looked through for the one whose .project_root names the folder the run was in
@@ -135,8 +137,8 @@ function transcript(query: TranscriptQuery): Transcript | undefined {
   if (!home) return undefined;
   const roots = projectRoots(query.cwd);
   const hashes = new Set(roots.map(sha256));
-  const from = query.started.getTime() - SLACK_MS;
-  const to = query.ended.getTime() + SLACK_MS;
+  const from = query.started.getTime() - EARLY_MS;
+  const to = query.ended.getTime() + LATE_MS;
   const id = query.sessionId;
   const candidates = chatFolders(home, roots).flatMap((folder) =>
     filesIn(folder, SESSION_FILE).filter((found) => (id ? found.name.endsWith(`-${id.slice(0, 8)}.jsonl`) : found.modifiedMs >= from)),

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -257,6 +258,80 @@ describe("a handoff from the agents' own transcripts", () => {
         "",
         "(on its screen after the end of its transcript)",
         "● chat1 begins: the pier light stands nineteen metres",
+        "",
+      ].join("\n"),
+    );
+  });
+});
+
+describe("the workspace in the handoff, when the user asks for it", () => {
+  const git = (...args: string[]): void => {
+    const run = spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: sandbox.project, encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+  };
+
+  // chat1 meets its limit at the user's second line; the prompt the line agent was started with
+  async function handedOn(workspace: boolean): Promise<string> {
+    sandbox.write("config/config.json", {
+      providers: [{ id: "chat1", env: { CHAT_NAME: "chat1", CHAT_LIMIT_AT: "2" } }, "line"],
+      auto_detect: false,
+      quiet_seconds: 0.3,
+      dismiss_seconds: 5,
+      handoff_workspace: workspace,
+    });
+    const terminal = start(110);
+    await terminal.waitFor("chat agent chat1 ready");
+    terminal.type(`${ASK[0]}\r`);
+    await terminal.waitFor("chat1 answers 1");
+    terminal.type(`${ASK[1]}\r`);
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    return readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8");
+  }
+
+  it("names the branch, the status and the size of uncommitted changes, never the diff", async () => {
+    rmSync(join(sandbox.project, ".git"), { recursive: true });
+    git("init", "-q", "-b", "harbour");
+    sandbox.write("project/chart.md", "north pier\n");
+    sandbox.write("project/log.md", "1874\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "first");
+    sandbox.write("project/chart.md", "north pier, saffron\n");
+    sandbox.write("project/log.md", "built 1874\n");
+    git("add", "log.md");
+    sandbox.write("project/notes.txt", "nineteen metres\n");
+    const prompt = await handedOn(true);
+    expect(prompt.split("\n\n").slice(1, 3)).toEqual([
+      [
+        "The git workspace at the handoff (paths from the repository's root; the changes themselves are not included):",
+        "Branch: harbour",
+        "Status: 1 staged, 1 unstaged, 1 untracked",
+        "   M chart.md",
+        "  M  log.md",
+        "  ?? notes.txt",
+        "Uncommitted changes against the last commit:",
+        "  chart.md | 2 +-",
+        "  log.md   | 2 +-",
+        "  2 files changed, 2 insertions(+), 2 deletions(-)",
+      ].join("\n"),
+      "Continue with the user's last request, quoted here whole:",
+    ]);
+    expect(prompt).not.toContain("saffron");
+  });
+
+  it("says nothing of a workspace outside any repository", async () => {
+    rmSync(join(sandbox.project, ".git"), { recursive: true });
+    expect(await handedOn(true)).toBe(
+      [
+        handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
+        "",
+        "--- Stand-in chat1 (chat1), as its screen showed it ---",
+        "chat agent chat1 ready",
+        `› ${ASK[0]}`,
+        `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+        MARK,
         "",
       ].join("\n"),
     );

@@ -242,7 +242,7 @@ describe("Gemini CLI's transcript", () => {
   it("is what a session gets from the built-in manifest's adapter, through the guarded hook", async () => {
     const file = put(FRESH, captured("fresh", FRESH));
     const record = await loadManifestFile(join(root, "manifests", "gemini.json"), "built-in");
-    expect(record.manifest?.session_id).toEqual({ args: ["--session-id", "{id}"] });
+    expect(record.manifest?.session_id).toEqual({ args: ["--session-id", "{id}"], unless: ["--resume", "-r", "--session-file", "--list-sessions", "--delete-session"] });
     const problems: unknown[] = [];
     const hooks = await openProvider(record, { report: (problem) => problems.push(problem) });
     expect(hooks.transcript(query("fresh", { sessionId: ID }))).toEqual({ file, turns: FRESH_TURNS });

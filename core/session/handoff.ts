@@ -29,7 +29,7 @@ export interface HandoffOptions {
   transcriptFile: string;
   // whether the next agent, at its level, can read that file (it lies outside the project)
   canReadFile: boolean;
-  // the workspace at the handoff, in uuldana's words, when the user asked for it
+  // the state of the workspace at the handoff, in uuldana's words, when the user asked for it
   workspace?: string | undefined;
   // the session's redactor: the next agent sees [redacted] where a secret was
   redact?: (text: string) => string;
@@ -81,7 +81,7 @@ export function buildHandoff(options: HandoffOptions): Handoff {
   const preamble = (trimmed: boolean): string =>
     [
       redact(introduction(options.parts, previous)),
-      ...(options.workspace ? [`The workspace at the handoff:\n${redact(options.workspace)}`] : []),
+      ...(options.workspace ? [redact(options.workspace)] : []),
       ...(trimmed ? [trimNote(options)] : []),
       quoted ? `Continue with the user's last request, quoted here whole:\n\n${quoted}` : "Continue where the conversation leaves off.",
     ].join("\n\n");

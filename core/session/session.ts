@@ -20,6 +20,7 @@ import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
 import type { NothingCanRun, RunReport, SessionEvent, SessionResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
+import { workspaceState } from "./workspace.js";
 import type { ResumeFacts } from "./sessions.js";
 
 export interface SessionOptions {
@@ -119,6 +120,8 @@ export async function runSession(context: Context, options: SessionOptions): Pro
               transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`),
               // the saved transcript lies outside the project: pointed at only for an agent whose tools can read there
               canReadFile: chosen.manifest!.reads_outside_project === true,
+              // the branch, status and size of uncommitted changes, when the user asked for them; never the diff
+              workspace: context.config.handoffWorkspace ? workspaceState(context.cwd) : undefined,
               redact,
             })
           : undefined;
