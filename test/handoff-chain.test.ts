@@ -337,3 +337,28 @@ describe("the workspace in the handoff, when the user asks for it", () => {
     );
   });
 });
+
+describe("the session id uuldana chooses", () => {
+  it("is not given when the entry's own arguments pick a session (the manifest's unless), and the screen is read", async () => {
+    sandbox.write("config/providers/chat1.json", { ...standInManifest("chat1", { exit: EXIT, adapter: "./chat.mjs", session_id: { args: ["--session-id", "{id}"], unless: ["--continue"] } }) });
+    sandbox.write("config/config.json", {
+      providers: [{ id: "chat1", args: ["--continue"], env: { CHAT_NAME: "chat1", CHAT_LIMIT_AT: "2", CHAT_TRANSCRIPT: join(sandbox.dir, "transcripts") } }, "line"],
+      auto_detect: false,
+      quiet_seconds: 0.3,
+      dismiss_seconds: 5,
+    });
+    const terminal = start(110);
+    await terminal.waitFor("chat agent chat1 ready");
+    terminal.type(`${ASK[0]}\r`);
+    await terminal.waitFor("chat1 answers 1");
+    terminal.type(`${ASK[1]}\r`);
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const journal = readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect((journal.find((event) => event.type === "run-start") as { argv: string[] }).argv.slice(1)).toEqual(["--ask", "--continue"]);
+    expect(journal.find((event) => event.type === "conversation")).toMatchObject({ entry: "chat1", source: "screen", fallback: "its transcript could not be found or read" });
+    expect(readdirSync(join(sandbox.dir, "transcripts"))).toEqual([]);
+  });
+});

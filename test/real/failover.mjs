@@ -99,6 +99,10 @@ async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   say(!LIMIT_SCREEN.test(toGemini), "the handoff to Gemini carries nothing of either limit screen or exit", toGemini.match(LIMIT_SCREEN)?.[0]);
   checkOnce(say, "Gemini", api.bodies.gemini, [ASK[0], ANSWER["claude-code"], ASK[1], ANSWER.codex, ASK[2]]);
   say(toGemini.startsWith(geminiPreamble()), "the handoff to Gemini begins with the preamble that quotes the user's last request", toGemini.slice(0, 900));
+  if (!removed) {
+    const exact = [geminiPreamble(), "", ...fromTranscripts(), ""].join("\n");
+    say(toGemini.trimEnd() === exact.trimEnd(), "the handoff to Gemini is exactly the preamble and every earlier turn once, from the two transcripts", `${toGemini}\n--- expected ---\n${exact}`);
+  }
   const geminiAnswered = await terminal.waitFor(() => terminal.text().includes(ANSWER.gemini), 30_000);
   say(geminiAnswered, "Gemini shows the answer the server streamed");
 
@@ -158,6 +162,23 @@ function checkOnce(say, to, body, turns) {
   const places = turns.slice(0, -1).map((turn) => text.indexOf(turn, text.indexOf("\n\n---")));
   say(places.every((place, i) => place !== -1 && (i === 0 || place > places[i - 1])), `the turns handed to ${to} are in the order they were said`, places.join(", "));
   for (const typed of ["/exit", "/quit", "? for shortcuts", "Goodbye", "Welcome", "Tip:"]) say(!text.includes(typed), `the handoff to ${to} has no "${typed}"`, text.slice(0, 900));
+}
+
+// The conversation the third agent gets from Claude Code's and Codex's own files: each turn once, labelled.
+function fromTranscripts() {
+  return [
+    "--- Claude Code (claude-code), from its transcript ---",
+    `User: ${ASK[0]}`,
+    "",
+    `Claude Code: ${ANSWER["claude-code"]}`,
+    "",
+    `User: ${ASK[1]}`,
+    "",
+    "--- Codex CLI (codex), from its transcript ---",
+    `Codex CLI: ${ANSWER.codex}`,
+    "",
+    "User: (the user's last request, quoted at the top)",
+  ];
 }
 
 // The preamble the third agent gets, quoting the user's last request.
