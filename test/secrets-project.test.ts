@@ -78,11 +78,9 @@ describe("secrets of entries a project's config leaves out", () => {
     expect(files.get(`${session}/conversation-1.txt`)).toBe(
       [
         "plan agent ready",
-        "(the user's last request, quoted at the top)",
+        "> use [redacted] for the deploy",
         "The deploy script reads the key [redacted] from its settings; I left it there.",
         `⎿  You've hit your weekly limit (account [redacted]) · resets ${LIMIT_RESET.text}`,
-        "",
-        "Goodbye.",
         "",
       ].join("\n"),
     );
