@@ -103,6 +103,20 @@ async function runChain(chain: Chain, between?: () => void): Promise<{ first: st
 
 const ASK = ["Which colour is the lighthouse on the north pier?", "And how tall is it?", "When was it built?"];
 
+// The user's two lines to chat1, the second meeting its limit; the line agent takes over and is left. The session's id.
+async function limitOnSecondLine(): Promise<string> {
+  const terminal = start(110);
+  await terminal.waitFor("chat agent chat1 ready");
+  terminal.type(`${ASK[0]}\r`);
+  await terminal.waitFor("chat1 answers 1");
+  terminal.type(`${ASK[1]}\r`);
+  await terminal.waitFor("line agent ready", 20_000);
+  terminal.type("/exit\r");
+  await terminal.exited;
+  return readdirSync(join(sandbox.data, "sessions"))[0]!;
+}
+
+
 // Nothing of a limit screen, an exit or an agent's chrome: no run of four words of the limit message, no menu.
 function expectOnlyConversation(prompt: string): void {
   const words = `You've hit your usage limit for the stand-in chat plan; it resets ${LIMIT_RESET.text}. Upgrade at https://chat.example/plans to keep working without waiting for the reset, or switch to another model in the meantime.`
@@ -234,15 +248,7 @@ describe("a handoff from the agents' own transcripts", () => {
       quiet_seconds: 0.3,
       dismiss_seconds: 5,
     });
-    const terminal = start(110);
-    await terminal.waitFor("chat agent chat1 ready");
-    terminal.type(`${ASK[0]}\r`);
-    await terminal.waitFor("chat1 answers 1");
-    terminal.type(`${ASK[1]}\r`);
-    await terminal.waitFor("line agent ready", 20_000);
-    terminal.type("/exit\r");
-    await terminal.exited;
-    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const session = await limitOnSecondLine();
     expect(readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8")).toBe(
       [
         handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
@@ -279,15 +285,7 @@ describe("the workspace in the handoff, when the user asks for it", () => {
       dismiss_seconds: 5,
       handoff_workspace: workspace,
     });
-    const terminal = start(110);
-    await terminal.waitFor("chat agent chat1 ready");
-    terminal.type(`${ASK[0]}\r`);
-    await terminal.waitFor("chat1 answers 1");
-    terminal.type(`${ASK[1]}\r`);
-    await terminal.waitFor("line agent ready", 20_000);
-    terminal.type("/exit\r");
-    await terminal.exited;
-    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const session = await limitOnSecondLine();
     return readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8");
   }
 
@@ -347,15 +345,7 @@ describe("the session id uuldana chooses", () => {
       quiet_seconds: 0.3,
       dismiss_seconds: 5,
     });
-    const terminal = start(110);
-    await terminal.waitFor("chat agent chat1 ready");
-    terminal.type(`${ASK[0]}\r`);
-    await terminal.waitFor("chat1 answers 1");
-    terminal.type(`${ASK[1]}\r`);
-    await terminal.waitFor("line agent ready", 20_000);
-    terminal.type("/exit\r");
-    await terminal.exited;
-    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const session = await limitOnSecondLine();
     const journal = readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect((journal.find((event) => event.type === "run-start") as { argv: string[] }).argv.slice(1)).toEqual(["--ask", "--continue"]);
     expect(journal.find((event) => event.type === "conversation")).toMatchObject({ entry: "chat1", source: "screen", fallback: "its transcript could not be found or read" });

@@ -17,6 +17,16 @@ export const READY = {
 };
 
 // Starts a real agent through uuldana's host at the ask level, with plain streams for the user's terminal.
+// Waits until a test of the run's visible screen holds, looking every 200 ms; false after ms.
+export async function waitOnScreen(run, test, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (test((await run.screen.read()).visible.join("\n"))) return true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return false;
+}
+
 export async function startHosted({ root, id, bin, env, setup, ...more }) {
   const { startRun } = await import(join(root, "dist", "core", "host", "host.js"));
   const manifest = JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8"));

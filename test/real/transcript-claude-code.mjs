@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { startHosted } from "./host.mjs";
+import { startHosted, waitOnScreen } from "./host.mjs";
 import { LIMIT_REPLIES, anthropicAnswer } from "./vendor-api.mjs";
 
 const ID = "claude-code";
@@ -82,14 +82,7 @@ async function converse({ root, bin, env, setup, asks, expect }) {
   const run = await startHosted({ root, id: ID, bin, env, setup });
   const started = new Date();
   const screen = async () => (await run.screen.read()).visible.join("\n");
-  const waitFor = async (test, ms) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (test(await screen())) return true;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    return false;
-  };
+  const waitFor = (test, ms) => waitOnScreen(run, test, ms);
   let ok = await waitFor((text) => /\? for shortcuts/.test(text), 40_000);
   for (const [i, ask] of asks.entries()) {
     if (!ok) break;

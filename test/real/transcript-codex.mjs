@@ -7,8 +7,8 @@ import { join, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 
 import { harnesses } from "./harness.mjs";
-import { startHosted } from "./host.mjs";
-import { LIMIT_REPLIES, responsesAnswer } from "./vendor-api.mjs";
+import { startHosted, waitOnScreen } from "./host.mjs";
+import { LIMIT_REPLIES, listenOnLoopback, responsesAnswer } from "./vendor-api.mjs";
 
 const ASK = ["Which colour is the lighthouse on the east pier?", "And how tall is it?", "When was it painted?"];
 const ANSWER = ["The east pier lighthouse is painted cobalt blue.", "It was last painted in the spring of 1998."];
@@ -62,14 +62,7 @@ async function hold({ root, bin, env, setup, args, prompt, steps }) {
   const started = new Date();
   const run = await startHosted({ root, id: "codex", bin, env, setup: { ...setup, args } });
   const screen = async () => (await run.screen.read()).visible.join("\n");
-  const waitFor = async (test, ms) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (test(await screen())) return true;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    return false;
-  };
+  const waitFor = (test, ms) => waitOnScreen(run, test, ms);
   let held = await waitFor((text) => /Ask Codex to do anything|›/.test(text), 30_000);
   for (const [message, pattern] of steps) {
     if (!held) break;
@@ -114,14 +107,7 @@ async function startApi() {
       return responsesAnswer(res, ANSWER[0]);
     });
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    base: `http://127.0.0.1:${server.address().port}`,
-    close() {
-      server.close();
-      server.closeAllConnections();
-    },
-  };
+  return listenOnLoopback(server);
 }
 
 // A streamed answer that is one call of Codex's exec tool: a script running one shell command.

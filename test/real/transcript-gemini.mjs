@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { harnesses } from "./harness.mjs";
-import { READY, startHosted } from "./host.mjs";
-import { geminiAnswer } from "./vendor-api.mjs";
+import { READY, startHosted, waitOnScreen } from "./host.mjs";
+import { geminiAnswer, listenOnLoopback } from "./vendor-api.mjs";
 
 const NOTE = "harbour.txt";
 const ASK = { first: "What does the harbour note say", refused: "And when was the lighthouse built", resumed: "Which pier is the lighthouse on" };
@@ -54,26 +54,18 @@ async function converse({ root, bin, env, setup, asks, answer }) {
   const started = new Date();
   const run = await startHosted({ root, id: "gemini", bin, env, setup });
   const screen = async () => (await run.screen.read()).visible.join("\n");
-  const waitFor = async (test, ms) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (await test()) return true;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    return false;
-  };
   const type = async (text) => {
     run.agent.write(text);
     await new Promise((r) => setTimeout(r, 400));
     run.agent.write("\r");
   };
   // keys typed while it still loads (a resumed session's history among it) are lost
-  let ok = (await waitFor(async () => READY.gemini.test(await screen()), 40_000)) && (await new Promise((r) => setTimeout(r, 2500)), true);
+  let ok = (await waitOnScreen(run, (text) => READY.gemini.test(text), 40_000)) && (await new Promise((r) => setTimeout(r, 2500)), true);
   if (ok) await type(asks[0]);
-  ok &&= await waitFor(async () => (await screen()).includes(answer), 30_000);
+  ok &&= await waitOnScreen(run, (text) => text.includes(answer), 30_000);
   if (ok) await new Promise((r) => setTimeout(r, 1500));
   if (ok) await type(asks[1]);
-  ok &&= await waitFor(async () => LIMIT_DIALOG.test(await screen()), 40_000);
+  ok &&= await waitOnScreen(run, (text) => LIMIT_DIALOG.test(text), 40_000);
   const shown = (await screen()).split("\n").filter((line) => line.trim()).slice(-12).join("\n");
   await run.stop();
   await run.result;
@@ -88,14 +80,7 @@ async function startLoopbackApi() {
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => answer(req, res, Buffer.concat(chunks).toString("utf8")));
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    base: `http://127.0.0.1:${server.address().port}`,
-    close() {
-      server.close();
-      server.closeAllConnections();
-    },
-  };
+  return listenOnLoopback(server);
 }
 
 function answer(req, res, body) {

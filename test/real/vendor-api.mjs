@@ -54,3 +54,15 @@ export const LIMIT_REPLIES = {
     res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "Rate limited" } }));
   },
 };
+
+// Starts a stand-in server on a free loopback port: its base address, and how to close it with its connections.
+export async function listenOnLoopback(server) {
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    close() {
+      server.close();
+      server.closeAllConnections();
+    },
+  };
+}
