@@ -217,6 +217,19 @@ describe("the handoff on hostile text", () => {
   });
 });
 
+describe("the handoff on hostile sizes", () => {
+  it("builds a prompt that fits from a pasted request of 100,000 lines, 2,000 typed lines the screen never showed and a turn of 10 MB", () => {
+    const pasted = Array.from({ length: 100_000 }, (_, i) => `log line ${i}`).join("\n");
+    const screen = { entry: "plan", name: "Stand-in plan", conversation: Array.from({ length: 5000 }, (_, i) => `screen line ${i}`).join("\n"), typed: Array.from({ length: 2000 }, (_, i) => `never shown ${i}`) };
+    const file = { entry: "codex", name: "Codex CLI", conversation: "", transcript: { file: "f", turns: [{ role: "agent" as const, text: "x".repeat(10_000_000) }, { role: "user" as const, text: pasted }] } };
+    const handoff = buildHandoff({ parts: [screen, file], maxSize: MAX_PROMPT_SIZE, transcriptFile: "t", canReadFile: true });
+    expect(promptSize(handoff.prompt)).toBeLessThanOrEqual(MAX_PROMPT_SIZE);
+    expect(handoff.prompt).toContain("quoted here whole:\n\n> log line 0\n> log line 1\n");
+    expect(handoff.prompt).toContain("(its end is cut here; the whole of it is in the conversation below or the saved transcript)");
+    expect(handoff.transcript.length).toBeGreaterThan(10_000_000);
+  });
+});
+
 describe("what the handoff hands on", () => {
   it("shows a name or entry with control characters escaped, in the preamble and the section header", () => {
     const hostile = { entry: "evil\x1b]0;pwned\x07", name: "Evil\x1b[2J\u009b31m", conversation: "> hello\nhi" };

@@ -144,8 +144,19 @@ function* pieces(message: string): Generator<[string, number]> {
   for (let at = 24; at + 24 <= message.length; at += 24) yield [message.slice(at, at + 24), at];
 }
 
-// The compared letters of each line, joined, and where each line's begin in the join.
+// The compared letters of each line, joined, and where each line's begin in the join; made once for a list of lines
+// that is looked through for many texts (the lines the user typed).
 function compactLines(lines: readonly string[]): { joined: string; starts: number[] } {
+  const known = compacted.get(lines);
+  if (known && known.count === lines.length) return known;
+  const made = { ...joinCompact(lines), count: lines.length };
+  compacted.set(lines, made);
+  return made;
+}
+
+const compacted = new WeakMap<readonly string[], { joined: string; starts: number[]; count: number }>();
+
+function joinCompact(lines: readonly string[]): { joined: string; starts: number[] } {
   const starts: number[] = [];
   let length = 0;
   const parts = lines.map((line) => {

@@ -207,17 +207,10 @@ function lastRequest(sections: readonly { part: RunPart; said: Said[] }[]): { te
 
 // The request as the preamble quotes it; one longer than half a prompt keeps its beginning and says so.
 function quote(text: string, maxSize: number): string {
-  let lines = text.split("\n");
-  let cut = false;
-  while (lines.length > 1 && promptSize(lines.join("\n")) > maxSize / 2) {
-    lines = lines.slice(0, -1);
-    cut = true;
-  }
-  if (promptSize(lines.join("\n")) > maxSize / 2) {
-    lines = [cutToSize(lines[0]!, maxSize / 2, "start")];
-    cut = true;
-  }
-  return [...lines.map((line) => `> ${line}`), ...(cut ? ["(its end is cut here; the whole of it is in the conversation below or the saved transcript)"] : [])].join("\n");
+  const fits = promptSize(text) <= maxSize / 2;
+  const kept = fits ? text : cutToSize(text, maxSize / 2, "start");
+  const lines = kept.split("\n").map((line) => `> ${line}`);
+  return [...lines, ...(fits ? [] : ["(its end is cut here; the whole of it is in the conversation below or the saved transcript)"])].join("\n");
 }
 
 // A thing said as the prompt shows it, in chunks the prompt keeps or leaves whole: a turn is one chunk; a screen's
@@ -252,7 +245,9 @@ function latestChunks(chunks: readonly Chunk[], headers: readonly string[], budg
 
 // A text cut to a size, keeping its start or its end; at a line break where one is near enough, and never inside a
 // character.
-function cutToSize(text: string, size: number, keep: "start" | "end"): string {
+function cutToSize(whole: string, size: number, keep: "start" | "end"): string {
+  // each UTF-16 unit is at least one unit of size: no more than size of them can fit
+  const text = keep === "start" ? whole.slice(0, size) : whole.slice(Math.max(0, whole.length - size));
   const chars = [...text];
   let low = 0;
   let high = chars.length;
