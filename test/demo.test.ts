@@ -112,7 +112,8 @@ describe("uuldana demo", () => {
 
   it("shows the same in a terminal, and leaves it as it was", async () => {
     sandbox = makeSandbox();
-    const script = `stty -g; "${process.execPath}" "${bin}" demo; echo "exit $?"; stty -g`;
+    // the shell waits a moment before it ends: a pseudo-terminal whose process is gone may drop what it had not read
+    const script = `stty -g; "${process.execPath}" "${bin}" demo; echo "exit $?"; stty -g; sleep 0.3`;
     const terminal = new TestTerminal("/bin/sh", ["-c", script], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
     await terminal.exited;
     await terminal.settle();

@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { stripEscapes } from "../core/base/ansi.js";
 import { EXIT, installAgents } from "./agents.js";
 import { bin, handoffPreamble, LIMIT_RESET, linkAgent, makeSandbox, root, standInManifest, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
@@ -81,7 +82,7 @@ function start(cols: number): TestTerminal {
 
 // The user talks to chat1 (one line answered, the next refused), to chat2 (one line refused); the line agent's
 // first prompt is returned, with the session's id.
-async function runChain(chain: Chain, between?: () => void): Promise<{ first: string; second: string; session: string }> {
+async function runChain(chain: Chain, between?: () => void): Promise<{ first: string; second: string; session: string; output: string }> {
   configure(chain);
   const terminal = start(chain.cols);
   await terminal.waitFor("chat agent chat1 ready");
@@ -98,7 +99,7 @@ async function runChain(chain: Chain, between?: () => void): Promise<{ first: st
   await terminal.exited;
   const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
   const first = readFileSync(join(sandbox.data, "sessions", session, "prompt-1.txt"), "utf8");
-  return { first, second: args.at(-1)!, session };
+  return { first, second: args.at(-1)!, session, output: stripEscapes(terminal.raw) };
 }
 
 const ASK = ["Which colour is the lighthouse on the north pier?", "And how tall is it?", "When was it built?"];
@@ -224,7 +225,10 @@ describe("a handoff from the agents' own transcripts", () => {
   });
 
   it("falls back to the screen for a run whose transcript was removed while it ran, and says so", async () => {
-    const { first, session } = await runChain({ cols: 110, transcripts: true }, () => rmSync(transcripts(), { recursive: true }));
+    const { first, session, output } = await runChain({ cols: 110, transcripts: true }, () => rmSync(transcripts(), { recursive: true }));
+    expect(output).toMatch(
+      /uuldana: chat1's [\w-]+ (?:limit|allowance) is gone; it rests until [\d-]+ [\d:]+ UTC; continuing with chat2 \(Stand-in chat2 1\.0\.0\) at ask with the conversation so far \(chat1's part from its screen: its transcript could not be found or read\)/,
+    );
     expect(first).toBe(
       [
         handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),

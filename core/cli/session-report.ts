@@ -70,7 +70,9 @@ function noEntryError(facts: NothingCanRun): UuldanaError {
 function opening(run: RunReport, previous: RunReport | undefined): string {
   const starting = `${run.entry} (${run.name} ${run.version ?? ""}) at ${run.level}${run.prompted ? " with the conversation so far" : ""}`;
   if (run.nativeResume) return `resuming ${run.entry}'s own conversation (${run.nativeResume.join(" ")}); starting ${starting}`;
-  if (previous) return `${gone(previous, previous.limit!)}; continuing with ${starting}`;
+  // an agent whose transcript was looked for and not found: its part of the conversation is what its screen showed
+  const fromScreen = previous?.conversationFrom === "screen, its transcript unread" && run.prompted ? ` (${previous.entry}'s part from its screen: its transcript could not be found or read)` : "";
+  if (previous) return `${gone(previous, previous.limit!)}; continuing with ${starting}${fromScreen}`;
   if (run.restedUntil) return `${run.entry} has rested (its allowance returned at ${formatInstant(run.restedUntil)}); starting it again: ${starting}`;
   return `starting ${starting}`;
 }
