@@ -1,6 +1,7 @@
 // The public API for provider packs and adapters.
-export { defineProvider, type ProviderAdapter, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "./registry/adapter.js";
+export { defineProvider, type NativeQuota, type ProviderAdapter, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "./registry/adapter.js";
 export { LEVELS, type Level } from "./config/levels.js";
 export type { Entry } from "./config/config.js";
 export type { LevelFlags, Manifest, PromptMode } from "./registry/types.js";
 export { filesIn, jsonLines, readTranscriptFile, TRANSCRIPT_MAX_BYTES, type FoundFile } from "./registry/transcript-files.js";
+export { statusRelayCommand } from "./registry/status-relay-command.js";

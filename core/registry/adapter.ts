@@ -37,6 +37,26 @@ export interface TranscriptQuery {
   prompt: string | undefined;
 }
 
+// What the quota hooks are told of a run, to find the agent's own quota numbers for it.
+export interface QuotaQuery {
+  cwd: string;
+  // the environment the agent runs with: its account folder and HOME are read from here
+  env: Readonly<Record<string, string>>;
+  started: Date;
+  // the session id uuldana gave the CLI (the manifest's session_id), when it gave one
+  sessionId: string | undefined;
+  // the file uuldana's status-line relay writes the CLI's latest status JSON to, when the manifest's quota.source is
+  // "statusline" (the CLI runs the relay after each answer)
+  feed: string | undefined;
+}
+
+// The agent's own account of its allowance: each window's use, and whether it says the allowance is gone.
+export interface NativeQuota {
+  windows: { name: string; usedPercent: number; resetsAt?: string; windowMinutes?: number }[];
+  // the allowance is gone by the agent's own account: the kind of limit, its exact reset, and its words if it has any
+  exhausted?: { kind?: string; reset_at?: string; text?: string };
+}
+
 // A run's conversation as the agent itself recorded it: the file it came from and the run's turns in order, the
 // limit message, hidden reasoning and the CLI's own notices left out.
 export interface Transcript {
@@ -58,6 +78,14 @@ export interface ProviderAdapter {
   ready?(screen: readonly string[]): boolean;
   // the run's conversation from the agent's own session file; undefined when it cannot be found or read
   transcript?(query: TranscriptQuery): Transcript | undefined;
+  // the settings the run starts with (JSON, written by uuldana to a file of the session and passed with the
+  // manifest's quota.settings_flag): how a CLI is told to run uuldana's status-line relay, never by editing the
+  // user's own settings files
+  launchSettings?(query: QuotaQuery): Record<string, unknown> | undefined;
+  // the files (or folders) whose changes bring a new quota reading, watched while the agent runs
+  quotaFiles?(query: QuotaQuery): string[];
+  // the agent's latest quota numbers, read when a watched file changed; undefined when there are none yet
+  quota?(query: QuotaQuery): NativeQuota | undefined;
 }
 
 // Whether a value is a list of turns, as a hook returns them or a session saved them.
@@ -76,7 +104,7 @@ export function copyTurns(turns: readonly Turn[]): Turn[] {
 }
 
 // The hooks an adapter may export, by name.
-export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready", "transcript"] as const satisfies readonly (keyof ProviderAdapter)[];
+export const HOOK_NAMES = ["classify", "chrome", "busy", "conversation", "ready", "transcript", "launchSettings", "quotaFiles", "quota"] as const satisfies readonly (keyof ProviderAdapter)[];
 
 // Identity helper that gives an adapter module its type.
 export function defineProvider<T extends ProviderAdapter>(adapter: T): T {

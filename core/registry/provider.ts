@@ -1,5 +1,5 @@
 import { escapeControls } from "../base/safe-text.js";
-import { copyTurns, isTurnList, loadAdapter, type HookName, type ProviderAdapter, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
+import { copyTurns, isTurnList, loadAdapter, type HookName, type NativeQuota, type ProviderAdapter, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
 import { compileLinePatterns } from "./patterns.js";
 import type { ManifestRecord } from "./types.js";
 
@@ -29,6 +29,11 @@ export interface ProviderHooks {
   transcript(query: TranscriptQuery): Transcript | undefined;
   // whether the adapter reads transcripts at all
   readonly hasTranscript: boolean;
+  // the settings the run starts with, when the adapter gives some
+  launchSettings(query: QuotaQuery): Record<string, unknown> | undefined;
+  // the files to watch for quota readings (none without the hook), and the latest reading, checked and copied
+  quotaFiles(query: QuotaQuery): string[];
+  quota(query: QuotaQuery): NativeQuota | undefined;
 }
 
 // A hook that was turned off, as flat facts.
@@ -96,6 +101,9 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
     },
     transcript: (query) => call("transcript", query, checkTranscript, Math.max(budgetMs, TRANSCRIPT_BUDGET_MS))?.value,
     hasTranscript: typeof adapter?.transcript === "function",
+    launchSettings: (query) => call("launchSettings", query, checkSettings)?.value,
+    quotaFiles: (query) => call("quotaFiles", query, checkFiles)?.value ?? [],
+    quota: (query) => call("quota", query, checkQuota)?.value,
   };
 }
 
@@ -158,6 +166,44 @@ function checkTranscript(value: unknown): Checked<Transcript | undefined> {
 }
 
 
+
+function checkSettings(value: unknown): Checked<Record<string, unknown> | undefined> {
+  if (value === undefined) return { value: undefined };
+  if (!isPlainObject(value)) return { wrong: `${show(value)}, not undefined or an object of settings` };
+  try {
+    return { value: JSON.parse(JSON.stringify(value)) as Record<string, unknown> };
+  } catch {
+    return { wrong: "settings that are not JSON" };
+  }
+}
+
+function checkFiles(value: unknown): Checked<string[]> {
+  return Array.isArray(value) && value.every((file) => typeof file === "string") ? { value: [...value] } : { wrong: `${show(value)}, not a list of file names` };
+}
+
+function checkQuota(value: unknown): Checked<NativeQuota | undefined> {
+  if (value === undefined) return { value: undefined };
+  const expected = "not undefined or a reading ({ windows: [{ name, usedPercent, resetsAt?, windowMinutes? }], exhausted? })";
+  if (!isPlainObject(value) || !Array.isArray(value.windows)) return { wrong: `${show(value)}, ${expected}` };
+  const windows: NativeQuota["windows"] = [];
+  for (const window of value.windows as unknown[]) {
+    if (!isPlainObject(window) || typeof window.name !== "string" || typeof window.usedPercent !== "number" || !Number.isFinite(window.usedPercent)) {
+      return { wrong: `${show(value)}, ${expected}` };
+    }
+    const resetsAt = typeof window.resetsAt === "string" && !Number.isNaN(Date.parse(window.resetsAt)) ? new Date(window.resetsAt).toISOString() : undefined;
+    windows.push({ name: window.name, usedPercent: window.usedPercent, ...(resetsAt ? { resetsAt } : {}), ...(typeof window.windowMinutes === "number" ? { windowMinutes: window.windowMinutes } : {}) });
+  }
+  const gone = isPlainObject(value.exhausted) ? value.exhausted : undefined;
+  const reset = typeof gone?.reset_at === "string" && !Number.isNaN(Date.parse(gone.reset_at)) ? new Date(gone.reset_at).toISOString() : undefined;
+  return {
+    value: {
+      windows,
+      ...(gone
+        ? { exhausted: { ...(typeof gone.kind === "string" ? { kind: gone.kind } : {}), ...(reset ? { reset_at: reset } : {}), ...(typeof gone.text === "string" ? { text: gone.text } : {}) } }
+        : {}),
+    },
+  };
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));

@@ -42,7 +42,7 @@ export interface Manifest {
   // not given when the run's arguments hold one of the flags in unless (the CLI's own ways of picking a session)
   session_id?: { args: string[]; unless?: string[] };
   models?: { names?: string[]; flag?: string; switch_keys?: string[] };
-  quota?: { source: string };
+  quota?: { source: string; settings_flag?: string };
   adapter?: string;
 }
 
