@@ -12,7 +12,7 @@ const sandbox = makeSandbox();
 afterAll(() => sandbox.cleanup());
 
 const HOOKS_HINT =
-  "hint: an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: classify, chrome, busy, conversation, ready and transcript\n";
+  "hint: an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: classify, chrome, busy, conversation, ready, transcript, launchSettings, quotaFiles and quota\n";
 
 // A drop-in manifest with its adapter beside it, loaded as the registry loads it.
 async function dropIn(id: string, adapter: string): Promise<{ manifest: string; adapter: string; record: Awaited<ReturnType<typeof loadManifestFile>> }> {

@@ -29,6 +29,7 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "user":
       return `you (to ${event.entry}): ${String(event.text)}`;
     case "limit":
+      if (event.reason === "rotate") return `${event.entry}: rotated before its allowance ran out (${String(event.source)}): ${String(event.text).replace(/\s+/g, " ")}`;
       return `${event.entry}: usage limit (${[event.kind === "unknown" ? "" : event.kind, event.source].filter(Boolean).join(", ")}): ${String(event.text).replace(/\s+/g, " ")}`;
     case "cooldown":
       return `${event.entry} rests until ${instant(event.until)}`;

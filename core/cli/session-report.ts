@@ -78,7 +78,8 @@ function opening(run: RunReport, previous: RunReport | undefined): string {
 }
 
 function gone(run: RunReport, limit: LimitEvent): string {
-  return `${run.entry}'s ${limitName(limit)} is gone; it rests until ${formatInstant(limit.restsUntil)}`;
+  if (limit.reason === "rotate") return `${run.entry}: ${limit.text}, so it was rotated before its allowance ran out; it rests until ${formatInstant(limit.restsUntil)}`;
+  return `${run.entry}'s ${limitName(limit)} is gone${limit.source === "native" ? " by its own account" : ""}; it rests until ${formatInstant(limit.restsUntil)}`;
 }
 
 function limitName(limit: LimitEvent): string {

@@ -24,6 +24,8 @@ export interface Config {
   scrollback: number;
   // the git workspace's state goes into the handoff prompt (only the user's own file may say so)
   handoffWorkspace: boolean;
+  // the share of a quota window left (percent) at which the session moves on before the wall; undefined: never
+  rotateAtPercentLeft: number | undefined;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -40,6 +42,7 @@ interface RawEntry {
   name?: string;
   env?: Record<string, string>;
   args?: string[];
+  rotate_at_percent_left?: number;
 }
 
 interface RawConfig {
@@ -53,6 +56,7 @@ interface RawConfig {
   command_key?: string;
   scrollback?: number;
   handoff_workspace?: boolean;
+  rotate_at_percent_left?: number;
   packs?: string[];
   redact?: string[];
 }
@@ -84,6 +88,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     commandKey: user.command_key ?? "ctrl-]",
     scrollback: user.scrollback ?? 5000,
     handoffWorkspace: user.handoff_workspace ?? false,
+    rotateAtPercentLeft: user.rotate_at_percent_left,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
@@ -169,6 +174,7 @@ function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[
       ...(raw.name ? { name: raw.name } : {}),
       env: expandedEnv,
       args: (raw.args ?? []).map((arg) => expandHome(arg, env)),
+      ...(raw.rotate_at_percent_left !== undefined ? { rotateAtPercentLeft: raw.rotate_at_percent_left } : {}),
       origin: "config",
     });
   });
@@ -305,5 +311,7 @@ export interface Entry {
   name?: string;
   env: Record<string, string>;
   args: string[];
+  // the entry's own rotate_at_percent_left, over the config's
+  rotateAtPercentLeft?: number;
   origin: "config" | "project" | "detected";
 }

@@ -76,7 +76,13 @@ export interface Run {
   warn(on: boolean): void;
   // The run's last drawn lines, redacted (see DrawnLines.tail).
   drawnTail(): string[];
+  // Resolves at the next turn boundary: the agent quiet for quietMs and not showing that it works, uuldana's prompt
+  // closed, and the user's input line empty. Never resolves once the run has ended.
+  atTurnBoundary(quietMs: number): Promise<void>;
 }
+
+// How often a turn boundary is looked for while one is awaited (and only then).
+const BOUNDARY_LOOK_MS = 250;
 
 const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
 export function startRun(options: HostOptions): Run {
@@ -254,7 +260,10 @@ export function startRun(options: HostOptions): Run {
 
   // whether the agent's last output ended its line: uuldana's own lines after the run begin on a line of their own
   let endedLine = true;
+  // when the agent last drew anything, for a turn boundary
+  let lastOutput = Date.now();
   const stopData = agent.onData((chunk) => {
+    lastOutput = Date.now();
     if (chunk.length) endedLine = chunk[chunk.length - 1] === 0x0a;
     const filtered = titles.filter(chunk);
     if (filtered.length) out(filtered);
@@ -359,5 +368,20 @@ export function startRun(options: HostOptions): Run {
       if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
     },
     drawnTail: () => drawnLines.tail(),
+    atTurnBoundary(quietMs) {
+      return new Promise((resolve) => {
+        const look = (): void => {
+          if (exited) return;
+          const again = (): void => void setTimeout(look, BOUNDARY_LOOK_MS).unref();
+          if (Date.now() - lastOutput < quietMs || prompt || !userTurns.idle) return again();
+          void screen.read().then(({ visible }) => {
+            if (exited) return;
+            if (Date.now() - lastOutput < quietMs || !userTurns.idle || options.detect?.busy?.(visible)) again();
+            else resolve();
+          });
+        };
+        look();
+      });
+    },
   };
 }

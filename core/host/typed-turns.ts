@@ -41,8 +41,15 @@ export class TypedTurns {
         if (this.pasting) this.typing += "\n";
         else this.submit();
       } else if (char === "\x7f" || char === "\b") this.typing = this.typing.slice(0, -1);
+      // Ctrl+U and Ctrl+C empty the input line in the agents' prompts
+      else if (char === "\x15" || char === "\x03") this.typing = "";
       else if (char >= " ") this.typing += char;
     }
+  }
+
+  // True when nothing is half typed: the user's input line is empty and no paste is under way.
+  get idle(): boolean {
+    return this.typing === "" && !this.pasting && this.pending === "";
   }
 
   private submit(): void {

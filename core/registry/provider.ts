@@ -34,6 +34,8 @@ export interface ProviderHooks {
   // the files to watch for quota readings (none without the hook), and the latest reading, checked and copied
   quotaFiles(query: QuotaQuery): string[];
   quota(query: QuotaQuery): NativeQuota | undefined;
+  // whether the adapter reads the agent's own quota at all
+  readonly hasQuota: boolean;
 }
 
 // A hook that was turned off, as flat facts.
@@ -104,6 +106,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
     launchSettings: (query) => call("launchSettings", query, checkSettings)?.value,
     quotaFiles: (query) => call("quotaFiles", query, checkFiles)?.value ?? [],
     quota: (query) => call("quota", query, checkQuota)?.value,
+    hasQuota: typeof adapter?.quota === "function",
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { userLocale } from "../base/locale.js";
@@ -11,7 +11,7 @@ import type { Level } from "../config/levels.js";
 import type { DrawnAround } from "../host/drawn-lines.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
-import type { Transcript, TranscriptQuery, Turn } from "../registry/adapter.js";
+import type { NativeQuota, QuotaQuery, Transcript, TranscriptQuery, Turn } from "../registry/adapter.js";
 import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
 import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
@@ -20,7 +20,10 @@ import { restoreTerminal } from "../terminal/tty.js";
 import { updateCooldowns } from "./cooldowns.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
-import type { Journal } from "./journal.js";
+import { saveSessionFile, type Journal } from "./journal.js";
+import { QuotaWatch } from "./quota-watch.js";
+import { recordQuota, type QuotaWindow } from "./quota-store.js";
+import type { LimitKind } from "../reader/reader.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
 
 export interface EntryRunOptions {
@@ -60,6 +63,12 @@ export interface EntryRunEnd {
   part: RunPart | undefined;
 }
 
+// How long after the agent's own numbers say the allowance is gone the run is stopped on them alone, beyond the
+// quiet time the printed message would have taken: the two, when both come, are one event.
+const NATIVE_GRACE_MS = 500;
+// The kinds of limit the agents' own windows are.
+const WINDOW_KINDS: Record<string, LimitKind> = { five_hour: "session", seven_day: "weekly", seven_day_opus: "per-model", seven_day_sonnet: "per-model", primary: "session", secondary: "weekly" };
+
 // A start that fails this soon with a failing status counts as "could not start": the next entry is tried.
 const FAILED_START_MS = 3000;
 // The run's drawn lines are saved this long after the agent drew some not saved yet (and at each candidate and its
@@ -82,6 +91,9 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   if (options.prompt && promptMode === "flag") args.push(manifest.prompt!.flag!, options.prompt);
   // the level's environment comes last: an entry's env may not loosen what the level enforces
   const env = { ...stringEnv(process.env), ...chosen.entry.env, ...(flags.env ?? {}) };
+  // what the quota hooks are told; a status-line source writes its feed in the session's folder
+  const feed = manifest.quota?.source === "statusline" ? join(options.journal.folder, `status-${options.runIndex}.json`) : undefined;
+  const quotaQuery: QuotaQuery = { cwd: context.cwd, env, started: new Date(), sessionId, feed };
   const phrases = (manifest.limit_phrases ?? []).map(compilePhrase);
   const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   // the agent prints dates in the locale of the environment it runs with
@@ -136,6 +148,15 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     if (!(error instanceof UuldanaError) || (error.code !== "E_ADAPTER_LOAD" && error.code !== "E_ADAPTER_INVALID")) throw error;
     options.journal.write("run-start", runStart);
     return { report: { ...report, end: "failed-start", failure: `${error.message} [${error.code}]` }, part: undefined };
+  }
+  // the run's own settings, where the CLI takes a settings file for one run: how it is told to feed uuldana its status
+  const settingsFlag = manifest.quota?.settings_flag;
+  const settings = settingsFlag ? hooks.launchSettings(quotaQuery) : undefined;
+  if (settingsFlag && settings) {
+    // the file holds the user's own status-line command as their settings give it: written as is, readable by them only
+    const file = saveSessionFile(options.journal.folder, `settings-${options.runIndex}.json`, JSON.stringify(settings, null, 2) + "\n");
+    args.splice((manifest.args ?? []).length + (flags.args ?? []).length + idArgs.length, 0, settingsFlag, file);
+    runStart.argv = [chosen.detection!.path, ...args.map((arg) => (arg === options.prompt ? `<prompt: ${options.promptFile}>` : arg))];
   }
   let stopping: Promise<unknown> | undefined;
   let cooldownWritten: Promise<unknown> | undefined;
@@ -199,19 +220,78 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       options.journal.write("left", { entry, text: event.text, score: event.verdict.score, ...outcome });
       return;
     }
-    const limit = limitEvent(event, context.config.cooldownMinutes, options);
+    if (report.limit) return;
+    // the agent's own numbers, when they say the same, make the one event native, with the printed text beside them
+    const native = (lastNative?.exhausted ? lastNative : readNative())?.exhausted;
+    const printed = limitEvent(event, context.config.cooldownMinutes, options);
+    settle(native ? withNative(printed, native, context.config.cooldownMinutes) : printed, { score: event.verdict.score, ...outcome });
+  };
+
+  // The one place a limit event is settled, printed or native: journaled, the entry rested, the agent stopped.
+  const settle = (limit: LimitEvent, more: Record<string, unknown> = {}): void => {
+    const entry = chosen.entry.key;
     report.limit = limit;
-    options.journal.write("limit", { entry, source: limit.source, text: event.text, score: event.verdict.score, kind: limit.kind, reset_at: limit.resetAt, after: limit.after, ...outcome });
+    clearTimeout(nativeTimer);
+    options.journal.write("limit", {
+      entry,
+      source: limit.source,
+      reason: limit.reason,
+      text: limit.text,
+      kind: limit.kind,
+      reset_at: limit.resetAt,
+      after: limit.after,
+      ...(limit.window ? { window: limit.window.name, percent_left: limit.window.percentLeft, threshold: limit.window.threshold } : {}),
+      ...more,
+    });
     saveDrawn();
     // waits at most a second for another writer; a rest not written then is kept and written later
     cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
-      entries.set(chosen.entry.key, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(event.text) });
+      entries.set(entry, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(limit.text) });
     }).then((write) => {
-      options.journal.write("cooldown", { entry: chosen.entry.key, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+      options.journal.write("cooldown", { entry, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
       limit.rested = write.written;
       limit.cooldownNotice = write.notice;
     });
     if (limit.action === "failover") stopping = run.stop();
+  };
+
+  // The agent's own quota numbers: each reading kept (the entry's latest in the data dir, a change in the journal);
+  // one that says the allowance is gone stops the run once the agent has had time to say so itself (the two are
+  // then one event); one at or below the rotation threshold moves the session on at the next turn boundary.
+  const threshold = chosen.entry.rotateAtPercentLeft ?? context.config.rotateAtPercentLeft;
+  let lastNative: NativeQuota | undefined;
+  let lastJournaled = "";
+  let nativeTimer: NodeJS.Timeout | undefined;
+  let rotating = false;
+  const readNative = (): NativeQuota | undefined => {
+    if (!hooks.hasQuota || runOver) return undefined;
+    const reading = hooks.quota(quotaQuery);
+    if (!reading) return undefined;
+    lastNative = reading;
+    recordQuota(context.dirs.data, { entry: chosen.entry.key, at: new Date(), source: manifest.quota?.source ?? "adapter", windows: storedWindows(reading) });
+    const said = JSON.stringify(reading);
+    if (said !== lastJournaled) {
+      lastJournaled = said;
+      options.journal.write("quota", { entry: chosen.entry.key, windows: reading.windows, ...(reading.exhausted ? { exhausted: reading.exhausted } : {}) });
+    }
+    return reading;
+  };
+  const onNative = (): void => {
+    const reading = readNative();
+    if (!reading || report.limit || runOver) return;
+    if (reading.exhausted) {
+      const gone = reading.exhausted;
+      nativeTimer ??= setTimeout(() => {
+        if (!report.limit && !runOver) settle(nativeLimit(gone, context.config.cooldownMinutes, options));
+      }, context.config.quietSeconds * 1000 + NATIVE_GRACE_MS);
+      return;
+    }
+    const low = lowestWindow(reading);
+    if (threshold === undefined || !options.failover || rotating || !low || low.percentLeft > threshold) return;
+    rotating = true;
+    void run.atTurnBoundary(context.config.quietSeconds * 1000).then(() => {
+      if (!report.limit && !runOver) settle(rotation(low, threshold, context.config.cooldownMinutes));
+    });
   };
 
   try {
@@ -268,6 +348,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   options.stopped.addEventListener("abort", stopRun);
   if (options.stopped.aborted) stopRun();
   options.active(run.agent.pid);
+  // the agent's own quota numbers, read whenever the files it writes them to change
+  const quotaWatch = hooks.hasQuota ? new QuotaWatch(hooks.quotaFiles(quotaQuery), onNative) : undefined;
   let ended: RunResult;
   const startedAt = new Date();
   try {
@@ -279,6 +361,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     await cooldownWritten;
   } finally {
     runOver = true;
+    quotaWatch?.close();
+    clearTimeout(nativeTimer);
     clearTimeout(drawnTimer);
     options.stopped.removeEventListener("abort", stopRun);
     options.active(undefined);
@@ -336,6 +420,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       prompt: options.prompt,
       typed: ended.userTurns,
       chrome: turns ? undefined : hooks.chrome,
+      rotated: report.limit?.reason === "rotate" ? report.limit.text : undefined,
     },
   };
 }
@@ -348,6 +433,7 @@ function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMin
   const restsUntil = reset && reset.getTime() > Date.now() ? reset : new Date(Date.now() + cooldownMinutes * 60_000);
   return {
     source: "inferred",
+    reason: "limit",
     kind: event.verdict.kind,
     resetAt: event.verdict.reset_at,
     text: event.text,
@@ -358,6 +444,74 @@ function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMin
     why: options.failover ? undefined : options.why,
     cooldownNotice: undefined,
   };
+}
+
+// A printed stop that the agent's own numbers confirm: native, with their reset, the printed text kept.
+function withNative(printed: LimitEvent, native: NonNullable<NativeQuota["exhausted"]>, cooldownMinutes: number): LimitEvent {
+  const resetAt = native.reset_at ?? printed.resetAt;
+  return { ...printed, source: "native", kind: (native.kind as LimitKind | undefined) ?? printed.kind, resetAt, restsUntil: restUntil(resetAt, cooldownMinutes) };
+}
+
+// The allowance gone by the agent's own account, with nothing printed that the reader took for it.
+function nativeLimit(native: NonNullable<NativeQuota["exhausted"]>, cooldownMinutes: number, options: EntryRunOptions): LimitEvent {
+  const resetAt = native.reset_at ?? null;
+  return {
+    source: "native",
+    reason: "limit",
+    kind: (native.kind as LimitKind | undefined) ?? "unknown",
+    resetAt,
+    text: native.text ?? "its own quota reading says the allowance is gone",
+    after: "native",
+    restsUntil: restUntil(resetAt, cooldownMinutes),
+    rested: false,
+    action: options.failover ? "failover" : "kept running",
+    why: options.failover ? undefined : options.why,
+    cooldownNotice: undefined,
+  };
+}
+
+// A window nearly spent: the session moves on before the wall, and the entry rests until that window resets (so a
+// reading just above the threshold cannot bring it back before then).
+function rotation(low: { name: string; percentLeft: number; resetsAt: string | undefined }, threshold: number, cooldownMinutes: number): LimitEvent {
+  const resetAt = low.resetsAt ?? null;
+  return {
+    source: "native",
+    reason: "rotate",
+    kind: WINDOW_KINDS[low.name] ?? "unknown",
+    resetAt,
+    text: `its ${low.name} window had ${formatPercent(low.percentLeft)} left, at or below rotate_at_percent_left ${threshold}`,
+    after: "turn boundary",
+    window: { name: low.name, percentLeft: low.percentLeft, threshold },
+    restsUntil: restUntil(resetAt, cooldownMinutes),
+    rested: false,
+    action: "failover",
+    why: undefined,
+    cooldownNotice: undefined,
+  };
+}
+
+// The window with the least share left, when the reading has one.
+function lowestWindow(reading: NativeQuota): { name: string; percentLeft: number; resetsAt: string | undefined } | undefined {
+  let low: { name: string; percentLeft: number; resetsAt: string | undefined } | undefined;
+  for (const window of reading.windows) {
+    const percentLeft = Math.max(0, Math.min(100, 100 - window.usedPercent));
+    if (!low || percentLeft < low.percentLeft) low = { name: window.name, percentLeft, resetsAt: window.resetsAt };
+  }
+  return low;
+}
+
+function storedWindows(reading: NativeQuota): QuotaWindow[] {
+  return reading.windows.map((window) => ({ name: window.name, usedPercent: window.usedPercent, resetsAt: window.resetsAt ? new Date(window.resetsAt) : undefined, windowMinutes: window.windowMinutes }));
+}
+
+// Until when an entry rests: the reset, when it is ahead, else the configured cooldown.
+function restUntil(resetAt: string | null, cooldownMinutes: number): Date {
+  const reset = resetAt ? new Date(resetAt) : undefined;
+  return reset && reset.getTime() > Date.now() ? reset : new Date(Date.now() + cooldownMinutes * 60_000);
+}
+
+function formatPercent(value: number): string {
+  return `${Math.round(value * 10) / 10}%`;
 }
 
 // /agent in uuldana's prompt: the priority list, or a change to its order in config.json.

@@ -19,6 +19,8 @@ export interface RunPart {
   typed?: readonly string[] | undefined;
   // true for a line that is this agent's own interface (its manifest's chrome patterns, its adapter's hook)
   chrome?: ((line: string) => boolean) | undefined;
+  // why the session moved on from this run before its allowance ran out, when it did (rotate_at_percent_left)
+  rotated?: string | undefined;
 }
 
 export interface HandoffOptions {
@@ -112,7 +114,7 @@ const TOOL_LINE = 240;
 function introduction(parts: readonly RunPart[], previous: RunPart): string {
   const earlier = [...new Set(parts.slice(0, -1).map(label))].filter((name) => name !== label(previous));
   return [
-    `You are continuing a conversation from ${label(previous)}, whose usage allowance ran out${earlier.length ? `; before it, ${earlier.join(", ")} took part` : ""}.`,
+    `You are continuing a conversation from ${label(previous)}, ${previous.rotated ? `which was rotated before its usage allowance ran out (${escapeControls(previous.rotated)})` : "whose usage allowance ran out"}${earlier.length ? `; before it, ${earlier.join(", ")} took part` : ""}.`,
     "Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it.",
     "Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
   ].join(" ");

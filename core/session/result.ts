@@ -65,12 +65,18 @@ export type RunEnd = "exited" | "stopped" | "killed" | "failed-start";
 
 // The agent said its allowance is gone, and what the session did about it.
 export interface LimitEvent {
-  source: "inferred";
+  // read from printed text, or from the agent's own quota numbers (its status line, rollout or transcript)
+  source: "inferred" | "native";
+  // the allowance is gone, or a window was nearly spent and the session moves on before the wall (rotate_at_percent_left)
+  reason: "limit" | "rotate";
   kind: LimitKind;
   resetAt: string | null;
+  // the printed message, or the agent's own words or numbers when nothing was printed
   text: string;
-  // what made it a stop: the agent went quiet after the text, or exited with a failing status
-  after: "quiet" | "failing exit";
+  // what made it a stop: the agent went quiet after the text, exited with a failing status, or said so itself
+  after: "quiet" | "failing exit" | "native" | "turn boundary";
+  // for a rotation: the window that was nearly spent and the share of it left
+  window?: { name: string; percentLeft: number; threshold: number } | undefined;
   restsUntil: Date;
   // whether the cooldown table holds the rest (a busy table is written later)
   rested: boolean;

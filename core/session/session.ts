@@ -169,7 +169,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       spoken ||= report.userTurns > 0 || prompt !== undefined;
       if (part) parts.push(part);
       if (report.limit?.action === "failover") {
-        journal.write("handoff-from", { entry: chosen.entry.key, stopped_by: report.stoppedBy ?? "exit" });
+        journal.write("handoff-from", { entry: chosen.entry.key, reason: report.limit.reason, stopped_by: report.stoppedBy ?? "exit" });
         tried.clear();
         tried.add(chosen.entry.key);
         continue;

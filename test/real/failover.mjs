@@ -113,7 +113,7 @@ async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   say(code === "143", `uuldana exits 143 after SIGTERM (exit ${code ?? "none"})`);
   const output = terminal.plainOutput();
   for (const [from, to] of [["claude-code", "codex"], ["codex", "gemini"]]) {
-    const line = new RegExp(`^uuldana: ${from}'s [\\w-]+ (limit|allowance) is gone; it rests until [\\d-]+ [\\d:]+ UTC; continuing with ${to} \\(.+\\) at ask with the conversation so far`, "m");
+    const line = new RegExp(`^uuldana: ${from}'s [\\w-]+ (limit|allowance) is gone(?: by its own account)?; it rests until [\\d-]+ [\\d:]+ UTC; continuing with ${to} \\(.+\\) at ask with the conversation so far`, "m");
     say(line.test(output), `uuldana says ${from} rests and ${to} continues the conversation`);
   }
   say(/uuldana: stopped gemini \(Gemini CLI\) with its exit keys after \d+s/.test(output), "SIGTERM stops Gemini with its exit keys");
