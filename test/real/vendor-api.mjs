@@ -1,9 +1,10 @@
 // The three vendors' wire formats as the real CLIs read them, for servers on loopback: a normal streamed answer
 // and the plan-limit error each vendor sends when the allowance is gone.
 
-// Anthropic's Messages API, streamed: the events Claude Code needs to draw one finished text answer.
-export function anthropicAnswer(res, text) {
-  res.writeHead(200, { "content-type": "text/event-stream" });
+// Anthropic's Messages API, streamed: the events Claude Code needs to draw one finished text answer (with the
+// response headers given, such as the unified rate-limit ones).
+export function anthropicAnswer(res, text, headers = {}) {
+  res.writeHead(200, { "content-type": "text/event-stream", ...headers });
   const events = [
     ["message_start", { type: "message_start", message: { id: "msg_loopback", type: "message", role: "assistant", model: "claude-loopback", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } } }],
     ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
