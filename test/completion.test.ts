@@ -15,7 +15,7 @@ const OLDER = "0a1b2c3d4e";
 const NEWER = "0z9y8x7w6v";
 const ENTRIES = ["claude-code", "claude-work", "codex", "gemini"];
 const LEVELS_SORTED = ["ask", "auto-edit", "full-access", "read-only"];
-const COMMANDS = ["completion", "cooldowns", "demo", "explain", "providers", "report", "resume", "run", "sessions"];
+const COMMANDS = ["completion", "cooldowns", "demo", "explain", "preflight", "providers", "report", "resume", "run", "sessions"];
 
 let sandbox: Sandbox;
 let probes: string;
@@ -60,6 +60,8 @@ const cases: Case[] = [
   { line: "uuldana sessions show ", offers: [OLDER, NEWER] },
   { line: "uuldana --config x sessions stop 0z", offers: [NEWER] },
   { line: "uuldana cooldowns clear cl", offers: ["claude-code", "claude-work"] },
+  { line: "uuldana preflight cl", offers: ["claude-code", "claude-work"] },
+  { line: "uuldana preflight --", offers: ["--config", "--help", "--json"] },
   { line: "uuldana providers list --", offers: ["--all", "--ceiling", "--config", "--help", "--json"] },
   { line: "uuldana completion ", offers: ["bash", "fish", "zsh"] },
   // after "--" the words are the agent's: nothing of uuldana's, only file names

@@ -223,6 +223,19 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     });
 
   program
+    .command("preflight")
+    .description("say whether an entry (every entry, when none is named) could take over now, check by check, without starting it")
+    .argument("[entry]", "the entry's key")
+    .option("--json", "print one JSON array")
+    .exitOverride()
+    .action(async (entry: string | undefined, options: { json?: boolean }) => {
+      wantsJson(options);
+      const context = await commandContext();
+      const { preflightCommand } = await import("./preflight-command.js");
+      done(await preflightCommand(context, entry, options));
+    });
+
+  program
     .command("completion")
     .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
     .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))

@@ -1,12 +1,10 @@
-import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, delimiter, join } from "node:path";
-import type { Readable } from "node:stream";
+import { readdir, stat } from "node:fs/promises";
+import { delimiter, join } from "node:path";
 
 import { stripEscapes } from "../base/ansi.js";
-import { readRegularFile, removeLeftovers } from "../base/files.js";
 import type { Env } from "../base/paths.js";
 import { readPackageVersion } from "./npm-package.js";
+import { describeOutput, readProbeCache, runProbe, writeProbeCache, type Probe } from "./probe.js";
 import type { Manifest } from "./types.js";
 
 // What uuldana found out about one provider's CLI on this machine.
@@ -27,12 +25,6 @@ export interface DetectOptions {
   platform?: NodeJS.Platform;
 }
 
-interface Probe {
-  exitCode: number | null;
-  output: string;
-  timedOut: boolean;
-}
-
 interface CachedProbe {
   mtimeMs: number;
   size: number;
@@ -41,7 +33,6 @@ interface CachedProbe {
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 8;
-const MAX_OUTPUT = 16 * 1024;
 
 // Finds each provider's executable on PATH and reads its version: from the package.json of the npm package the
 // manifest names when the executable is one of that package's own, else by probes run all at once, each bounded in time.
@@ -50,7 +41,7 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
   const platform = options.platform ?? process.platform;
   const lookup = new PathLookup(env, platform);
   const cacheFile = join(options.cacheDir, "probes.json");
-  const cache = await readCache(cacheFile);
+  const cache = await readProbeCache<CachedProbe>(cacheFile);
   let cacheChanged = false;
 
   const detections = await Promise.all(
@@ -73,7 +64,7 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
       if (cached && cached.mtimeMs === found.mtimeMs && cached.size === found.size) {
         probe = { exitCode: cached.exitCode, output: cached.output, timedOut: false };
       } else {
-        probe = await runProbe(found.path, manifest.version.args, env, manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS);
+        probe = await runProbe(found.path, manifest.version.args, { env, timeoutSeconds: manifest.version.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS });
         if (!probe.timedOut) {
           cache[key] = { mtimeMs: found.mtimeMs, size: found.size, exitCode: probe.exitCode, output: probe.output };
           cacheChanged = true;
@@ -82,7 +73,7 @@ export async function detectProviders(manifests: readonly Manifest[], options: D
       return [manifest.id, readProbe(manifest, found.path, probe)];
     }),
   );
-  if (cacheChanged) await writeCache(options.cacheDir, cacheFile, cache);
+  if (cacheChanged) await writeProbeCache(options.cacheDir, cacheFile, cache);
   return new Map(detections);
 }
 
@@ -99,8 +90,7 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
   if (match) {
     return { installed: true, path, version: match[1] ?? match[0], recognised: true, timedOut: false, problem: undefined, versionFrom: "probe" };
   }
-  const firstLine = output.trim().split("\n")[0]?.trim() ?? "";
-  const shown = firstLine ? `printed "${firstLine.length > 60 ? `${firstLine.slice(0, 57)}...` : firstLine}"` : "printed nothing";
+  const shown = describeOutput(output);
   const status = probe.exitCode === 0 ? "" : ` and exited with ${probe.exitCode ?? "a signal"}`;
   return {
     installed: true,
@@ -111,62 +101,6 @@ function readProbe(manifest: Manifest, path: string, probe: Probe): Detection {
     problem: `not recognised as ${manifest.name}: "${command}" ${shown}${status}`,
     versionFrom: null,
   };
-}
-
-// Runs "<cli> --version" with stdin closed; a CLI that does not answer in time is killed with its process group.
-// A grandchild that keeps the output pipe open cannot hold uuldana: output read by shortly after exit is enough.
-function runProbe(path: string, args: string[], env: Env, timeoutSeconds: number): Promise<Probe> {
-  return new Promise((resolve) => {
-    let output = "";
-    let exitCode: number | null = null;
-    let settled = false;
-    let child: ChildProcessByStdio<null, Readable, Readable>;
-    try {
-      child = spawn(path, args, {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...env, NO_COLOR: "1" },
-        detached: process.platform !== "win32",
-        windowsHide: true,
-      });
-    } catch (error) {
-      resolve({ exitCode: null, output: `cannot start: ${(error as Error).message}`, timedOut: false });
-      return;
-    }
-    const finish = (timedOut: boolean, failure?: string): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(afterExit);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      resolve({ exitCode, output: failure ?? output.slice(0, MAX_OUTPUT), timedOut });
-    };
-    const collect = (chunk: Buffer): void => {
-      if (output.length < MAX_OUTPUT) output += chunk.toString("utf8");
-    };
-    child.stdout.on("data", collect);
-    child.stderr.on("data", collect);
-    let afterExit: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      killTree(child.pid);
-      finish(true);
-    }, timeoutSeconds * 1000);
-    child.on("error", (error) => finish(false, `cannot start: ${error.message}`));
-    child.on("exit", (code) => {
-      exitCode = code;
-      afterExit = setTimeout(() => finish(false), 200);
-    });
-    child.on("close", () => finish(false));
-  });
-}
-
-function killTree(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(process.platform === "win32" ? pid : -pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
 }
 
 // Finds executables in the folders of PATH, each folder listed once.
@@ -213,31 +147,5 @@ export class PathLookup {
       this.listings.set(dir, listing);
     }
     return listing;
-  }
-}
-
-async function readCache(file: string): Promise<Record<string, CachedProbe>> {
-  try {
-    // a cache that is not a file (a named pipe would wait forever) or not valid is only a cache: probe again
-    const data = JSON.parse(await readRegularFile(file)) as { version?: number; probes?: Record<string, CachedProbe> };
-    return data.version === 1 && data.probes ? data.probes : {};
-  } catch {
-    return {};
-  }
-}
-
-async function writeCache(dir: string, file: string, probes: Record<string, CachedProbe>): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    removeLeftovers(dir, basename(file));
-    const temp = `${file}.${process.pid}.tmp`;
-    try {
-      await writeFile(temp, JSON.stringify({ version: 1, probes }), { mode: 0o600 });
-      await rename(temp, file);
-    } finally {
-      await rm(temp, { force: true });
-    }
-  } catch {
-    // the cache only saves time; listing works without it
   }
 }

@@ -14,6 +14,8 @@ export interface Assessment {
   manifest: Manifest | undefined;
   detection: Detection | undefined;
   level: Level | null;
+  // why it has no level to run at: refused by the ceiling, or its own args or env would change the level
+  levelReasons: string[];
   prompt: PromptMode;
   restingUntil: Date | undefined;
   eligible: boolean;
@@ -51,6 +53,9 @@ export function buildPriorityList(input: PriorityInput): Entry[] {
   return list;
 }
 
+// Why an entry that takes no first prompt cannot take over from another.
+export const NO_PROMPT_REASON = "takes no first prompt, so it cannot continue a conversation";
+
 // Decides whether one entry can start now, keeping every reason it cannot; unknown capability counts as unsupported.
 export function assessEntry(
   entry: Entry,
@@ -67,7 +72,7 @@ export function assessEntry(
   if (!manifest) {
     // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
     reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
-    return { order, entry, manifest, detection, level: null, prompt: "none", restingUntil: resting, eligible: false, reasons };
+    return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, eligible: false, reasons };
   }
   // a probe's problem quotes what the program printed
   const problem = detection?.problem === undefined ? undefined : escapeControls(detection.problem);
@@ -75,19 +80,21 @@ export function assessEntry(
   else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${problem}` : problem ?? "not recognised");
   const enforced = LEVELS.filter((level) => manifest.levels?.[level] !== undefined);
   let level = pickLevel(enforced, context.ceiling);
+  const levelReasons: string[] = [];
   if (!level) {
     const known = enforced.length ? `it enforces only ${enforced.join(", ")}` : "its manifest names no level it enforces";
-    reasons.push(`refused: cannot run within the ceiling "${context.ceiling}" (${known})`);
+    levelReasons.push(`refused: cannot run within the ceiling "${context.ceiling}" (${known})`);
   }
   // the entry's own args may not start it at another level than the one uuldana names
   const stray = level ? strayPermissionFlag(entry.args, manifest, level) : undefined;
   const strayEnv = level ? strayPermissionEnv(entry.env, manifest) : undefined;
-  if (stray && level) reasons.push(strayFlagReason(stray, manifest, level));
-  if (strayEnv && level) reasons.push(strayEnvReason(strayEnv, manifest, level));
+  if (stray && level) levelReasons.push(strayFlagReason(stray, manifest, level));
+  if (strayEnv && level) levelReasons.push(strayEnvReason(strayEnv, manifest, level));
   if (stray || strayEnv) level = null;
+  reasons.push(...levelReasons);
   const prompt = manifest.prompt?.mode ?? "none";
-  if (context.handoff && prompt === "none") reasons.push("takes no first prompt, so it cannot continue a conversation");
-  return { order, entry, manifest, detection, level, prompt, restingUntil: resting, eligible: reasons.length === 0, reasons };
+  if (context.handoff && prompt === "none") reasons.push(NO_PROMPT_REASON);
+  return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, eligible: reasons.length === 0, reasons };
 }
 
 // "2026-12-01 14:05 UTC": short, unambiguous, the same on every machine.

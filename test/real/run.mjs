@@ -14,6 +14,7 @@ import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
+import { checkPreflight } from "./preflight.mjs";
 import { checkRotation } from "./rotate.mjs";
 import { checkTranscript as checkClaudeTranscript } from "./transcript-claude-code.mjs";
 import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
@@ -219,6 +220,7 @@ for (const id of Object.keys(READY)) {
 }
 await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
 for (const checkOne of [checkClaudeTranscript, checkCodexTranscript, checkGeminiTranscript]) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
+await checkPreflight({ root, bins, detections, env: withoutCi(process.env), check });
 await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
 await checkRotation({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
