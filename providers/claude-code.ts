@@ -1,7 +1,7 @@
-import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 
-import { defineProvider, filesIn, jsonLines, readTranscriptFile, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "../core/index.js";
+import { defineProvider, filesIn, jsonLines, readTranscriptFile, statusRelayCommand, type NativeQuota, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "../core/index.js";
 
 // What Claude Code draws, read from its versions 2.1.197 and 2.1.332: its limit menu and its native wait at a limit,
 // the spinner and footer of a running turn, and its conversation (❯ the user's prompts, ● or ⏺ its answers and tool
@@ -204,25 +204,48 @@ interface Window {
   to: number;
 }
 
+// A run's session file, the entries it wrote there during the run, and the working directory they record.
+interface Found {
+  file: string;
+  run: Entry[];
+  cwd: string;
+}
+
 // The run's turns from Claude Code's own session file: the file of the session id uuldana gave it, or else the one
 // file of the working directory's folder written during the run (and opening with the run's prompt, if it had one).
 function transcript(query: TranscriptQuery): Transcript | undefined {
-  if (!(query.started instanceof Date) || !(query.ended instanceof Date) || typeof query.cwd !== "string" || !query.cwd) return undefined;
-  const projects = projectsFolder(query.env);
+  if (!(query.started instanceof Date) || !(query.ended instanceof Date)) return undefined;
   const window = { from: query.started.getTime() - EARLY_MS, to: query.ended.getTime() + LATE_MS };
-  if (!projects || !Number.isFinite(window.from) || !Number.isFinite(window.to)) return undefined;
+  const found = runFile(query, window, { prompt: typeof query.prompt === "string" ? query.prompt : undefined, elsewhere: true });
+  return found && { file: found.file, turns: turnsOf(found.run, found.cwd) };
+}
+
+// The run's own session file and the entries it wrote there within the window: the file named by the session id
+// (looked for in the other folders of projects/ too, when elsewhere), or else the one file of the working
+// directory's folder that fits (and opens with the prompt, when there is one); undefined when none is found, or two
+// fit. With maxBytes, only that much of the end of a file is read.
+function runFile(query: { cwd: unknown; env: Readonly<Record<string, string>>; sessionId: unknown }, window: Window, how: { prompt?: string | undefined; elsewhere?: boolean; maxBytes?: number }): Found | undefined {
+  if (typeof query.cwd !== "string" || !query.cwd || !Number.isFinite(window.from) || !Number.isFinite(window.to)) return undefined;
+  const projects = projectsFolder(query.env);
+  if (!projects) return undefined;
   const cwd = resolved(query.cwd);
   const folder = join(projects, folderName(cwd));
-  if (query.sessionId !== undefined) return bySessionId(projects, folder, cwd, window, query.sessionId);
-  return byTime(folder, cwd, window, typeof query.prompt === "string" ? query.prompt : undefined);
+  if (query.sessionId !== undefined) return bySessionId(how.elsewhere ? projects : undefined, folder, cwd, window, query.sessionId, how.maxBytes);
+  return byTime(folder, cwd, window, how.prompt, how.maxBytes);
 }
 
 // The account's projects folder: CLAUDE_CONFIG_DIR's, else the one under HOME; none when neither is a full path.
 function projectsFolder(env: Readonly<Record<string, string>>): string | undefined {
+  const config = configFolder(env);
+  return config && join(config, "projects");
+}
+
+// The account's config folder: CLAUDE_CONFIG_DIR, else ~/.claude under HOME; none when neither is a full path.
+function configFolder(env: Readonly<Record<string, string>>): string | undefined {
   const own: unknown = env?.CLAUDE_CONFIG_DIR;
-  if (typeof own === "string" && own !== "") return isAbsolute(own) ? join(own, "projects") : undefined;
+  if (typeof own === "string" && own !== "") return isAbsolute(own) ? own : undefined;
   const home: unknown = env?.HOME;
-  return typeof home === "string" && isAbsolute(home) ? join(home, ".claude", "projects") : undefined;
+  return typeof home === "string" && isAbsolute(home) ? join(home, ".claude") : undefined;
 }
 
 function resolved(cwd: string): string {
@@ -241,17 +264,17 @@ function folderName(cwd: string): string {
   return `${name.slice(0, FOLDER_LONGEST)}-${Math.abs(hash).toString(36)}`;
 }
 
-function bySessionId(projects: string, folder: string, cwd: string, window: Window, id: string): Transcript | undefined {
+function bySessionId(projects: string | undefined, folder: string, cwd: string, window: Window, id: unknown, maxBytes: number | undefined): Found | undefined {
   if (typeof id !== "string" || !SESSION_ID.test(id)) return undefined;
   const name = `${id}.jsonl`;
-  const file = isRegularFile(join(folder, name)) ? join(folder, name) : elsewhere(projects, name);
+  const file = isRegularFile(join(folder, name)) ? join(folder, name) : projects && elsewhere(projects, name);
   if (!file) return undefined;
-  const entries = readEntries(file, id);
+  const entries = readEntries(file, id, maxBytes);
   if (!entries?.length) return undefined;
   const run = entries.filter((entry) => within(entry, window));
   const first = run.find(isConversation);
   if (first && first.cwd !== cwd) return undefined;
-  return { file, turns: turnsOf(run, cwd) };
+  return { file, run, cwd };
 }
 
 // A session file of that name in another folder of the account's projects (its folder named another way).
@@ -265,15 +288,14 @@ function elsewhere(projects: string, name: string): string | undefined {
   return folders.filter((folder) => isFolder(join(projects, folder))).map((folder) => join(projects, folder, name)).find(isRegularFile);
 }
 
-function byTime(folder: string, cwd: string, window: Window, prompt: string | undefined): Transcript | undefined {
-  const fits: Transcript[] = [];
+function byTime(folder: string, cwd: string, window: Window, prompt: string | undefined, maxBytes: number | undefined): Found | undefined {
+  const fits: Found[] = [];
   for (const found of filesIn(folder, SESSION_FILE).filter((file) => file.modifiedMs >= window.from).slice(0, MOST_CANDIDATES)) {
-    const run = readEntries(found.file, found.name.slice(0, -".jsonl".length))?.filter((entry) => within(entry, window));
+    const run = readEntries(found.file, found.name.slice(0, -".jsonl".length), maxBytes)?.filter((entry) => within(entry, window));
     const first = run?.find(isConversation);
     if (!run || !first || first.cwd !== cwd) continue;
-    const turns = turnsOf(run, cwd);
-    if (prompt !== undefined && turns.find((turn) => turn.role === "user")?.text.trim() !== prompt.replace(/\r\n?/g, "\n").trim()) continue;
-    fits.push({ file: found.file, turns });
+    if (prompt !== undefined && turnsOf(run, cwd).find((turn) => turn.role === "user")?.text.trim() !== prompt.replace(/\r\n?/g, "\n").trim()) continue;
+    fits.push({ file: found.file, run, cwd });
   }
   // two sessions that both fit are never told apart by a guess
   return fits.length === 1 ? fits[0] : undefined;
@@ -296,8 +318,8 @@ function isRegularFile(file: string): boolean {
 }
 
 // The file's entries of that session, in order; undefined when it cannot be read.
-function readEntries(file: string, id: string): Entry[] | undefined {
-  const text = readTranscriptFile(file);
+function readEntries(file: string, id: string, maxBytes?: number): Entry[] | undefined {
+  const text = readTranscriptFile(file, maxBytes);
   if (text === undefined) return undefined;
   return jsonLines(text).filter((value): value is Entry => isRecord(value) && typeof value.type === "string" && value.sessionId === id);
 }
@@ -390,8 +412,156 @@ function cut(text: string, longest: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+// --- its own quota ---
+
+// Read from its version 2.1.332. Its status line: the command a statusLine setting names ({"type": "command",
+// "command": …, and perhaps padding, refreshInterval, hideVimModeIndicator}) runs through the shell after each answer
+// with the session's status as JSON on stdin, whose rate_limits hold each window of a subscription's allowance
+// ({"five_hour": {"used_percentage": 93, "resets_at": <Unix seconds>}, "seven_day": …}; behind a gateway with a
+// spend limit, "spend_limit" too). Settings are merged from the user's file (settings.json in the config dir), the
+// project's (.claude/settings.json) and the local one (.claude/settings.local.json), each later one over the one
+// before, and a file passed with --settings over those three. A refusal at a limit it records in the session file
+// as an assistant entry with isApiErrorMessage, error "rate_limit" and apiErrorStatus 429, the banner as its text
+// and, in quotaLimits (or apiErrorParams.rate_limit_info), the limit's status, type and resetsAt in Unix seconds; a
+// 429 the servers send when they are busy gets the same error, with apiErrorIsTransient and no quotaLimits. After a
+// refusal the status JSON has no rate_limits: the session file is what says the allowance is gone.
+
+// a settings file larger than this is not a settings file
+const SETTINGS_MOST_BYTES = 1024 * 1024;
+// what is read of the session file when a reading is taken: its end, where the run's newest entries are
+const QUOTA_TAIL_BYTES = 256 * 1024;
+const WINDOWS: Record<string, { minutes?: number; kind: string }> = {
+  five_hour: { minutes: 300, kind: "session" },
+  seven_day: { minutes: 7 * 24 * 60, kind: "weekly" },
+  spend_limit: { kind: "credits" },
+};
+// the limits its refusals name (rateLimitType), as the kinds of limit uuldana knows
+const LIMIT_KINDS: Record<string, string> = {
+  five_hour: "session",
+  seven_day: "weekly",
+  seven_day_opus: "per-model",
+  seven_day_sonnet: "per-model",
+  overage: "credits",
+};
+const SPEND_PERIODS = new Set(["daily", "weekly", "monthly"]);
+// its refusal when the servers are busy ("API Error: Server is temporarily limiting requests (not your usage limit)")
+const NOT_USAGE = /\bnot your usage limit\b/i;
+
+// The run's settings: the user's own status line as Claude Code would have found it, with uuldana's relay run in its
+// place, which copies each status to the run's feed and then runs the user's command with the same input.
+function launchSettings(query: QuotaQuery): Record<string, unknown> | undefined {
+  if (typeof query.feed !== "string" || !isAbsolute(query.feed) || typeof query.cwd !== "string" || !query.cwd) return undefined;
+  const own = ownStatusLine(query.env, query.cwd);
+  const command = own?.type === "command" && typeof own.command === "string" && own.command.trim() ? own.command : undefined;
+  return { statusLine: { ...(own ?? {}), type: "command", command: statusRelayCommand(query.feed, command) } };
+}
+
+// The statusLine the user's settings files give, merged field by field in Claude Code's order; undefined with none.
+function ownStatusLine(env: Readonly<Record<string, string>>, cwd: string): Record<string, unknown> | undefined {
+  const config = configFolder(env);
+  // the user's settings, then the project's, then the local ones: a later file's fields win
+  const files = [...(config ? [join(config, "settings.json")] : []), join(cwd, ".claude", "settings.json"), join(cwd, ".claude", "settings.local.json")];
+  let merged: Record<string, unknown> | undefined;
+  for (const file of files) {
+    const statusLine = settingsIn(file)?.statusLine;
+    if (isRecord(statusLine)) merged = { ...merged, ...statusLine };
+  }
+  return merged;
+}
+
+// A settings file's JSON object; undefined when it is missing, not a regular file, too large or not JSON.
+function settingsIn(file: string): Record<string, unknown> | undefined {
+  try {
+    if (statSync(file).size > SETTINGS_MOST_BYTES) return undefined;
+  } catch {
+    return undefined;
+  }
+  const text = readTranscriptFile(file, SETTINGS_MOST_BYTES);
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// What is watched while the agent runs: the feed the relay writes, and the folder of the run's session file.
+function quotaFiles(query: QuotaQuery): string[] {
+  const files = typeof query.feed === "string" && isAbsolute(query.feed) ? [query.feed] : [];
+  const projects = projectsFolder(query.env);
+  if (projects && typeof query.cwd === "string" && query.cwd) files.push(join(projects, folderName(resolved(query.cwd))));
+  return files;
+}
+
+// The latest reading: each window of the last status the relay kept, and the allowance gone when a window is full or
+// the run's own session file ends with its refusal at a limit.
+function quota(query: QuotaQuery): NativeQuota | undefined {
+  const status = typeof query.feed === "string" && isAbsolute(query.feed) ? feedStatus(query.feed) : undefined;
+  const windows = status ? windowsOf(status) : [];
+  const refused = query.started instanceof Date ? refusal(query) : undefined;
+  const full = windows.find((window) => window.usedPercent >= 100);
+  if (!windows.length && !refused) return undefined;
+  const exhausted = refused ?? (full && { kind: spendKind(status, full.name) ?? WINDOWS[full.name]!.kind, ...(full.resetsAt ? { reset_at: full.resetsAt } : {}) });
+  return { windows, ...(exhausted ? { exhausted } : {}) };
+}
+
+// The status JSON the relay last kept; undefined when there is none or it is not a JSON object.
+function feedStatus(feed: string): Record<string, unknown> | undefined {
+  const text = readTranscriptFile(feed, SETTINGS_MOST_BYTES);
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function windowsOf(status: Record<string, unknown>): NativeQuota["windows"] {
+  const limits = status.rate_limits;
+  if (!isRecord(limits)) return [];
+  const windows: NativeQuota["windows"] = [];
+  for (const [name, { minutes }] of Object.entries(WINDOWS)) {
+    const window = limits[name];
+    if (!isRecord(window) || typeof window.used_percentage !== "number" || !Number.isFinite(window.used_percentage)) continue;
+    const resetsAt = fromUnixSeconds(window.resets_at);
+    windows.push({ name, usedPercent: window.used_percentage, ...(resetsAt ? { resetsAt } : {}), ...(minutes ? { windowMinutes: minutes } : {}) });
+  }
+  return windows;
+}
+
+// A full spend limit is as long as its period, when the status names one.
+function spendKind(status: Record<string, unknown> | undefined, name: string): string | undefined {
+  const limits = status?.rate_limits;
+  const period = name === "spend_limit" && isRecord(limits) && isRecord(limits.spend_limit) ? limits.spend_limit.period : undefined;
+  return typeof period === "string" && SPEND_PERIODS.has(period) ? period : undefined;
+}
+
+// The refusal at a limit the run's own session file ends with: its words, the kind of limit and its exact reset.
+// A refusal followed by an answer is over (the limit reset, or another model answered).
+function refusal(query: QuotaQuery): NativeQuota["exhausted"] | undefined {
+  // only the folder watched is looked in, and only the file's end read: a reading is taken within milliseconds
+  const found = runFile(query, { from: query.started.getTime() - EARLY_MS, to: Date.now() + LATE_MS }, { maxBytes: QUOTA_TAIL_BYTES });
+  const last = found?.run.filter((entry) => entry.type === "assistant" && entry.isSidechain !== true).at(-1);
+  if (!last || last.isApiErrorMessage !== true || last.error !== "rate_limit") return undefined;
+  const limit = [last.quotaLimits, isRecord(last.apiErrorParams) ? last.apiErrorParams.rate_limit_info : undefined].find(isRecord);
+  const text = isRecord(last.message) ? partsOf(last.message.content).map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("\n").trim() : "";
+  // the servers' own limiting is written the same way, marked transient and saying it is not the user's limit
+  if (last.apiErrorIsTransient === true || NOT_USAGE.test(text) || (limit && typeof limit.status === "string" && limit.status !== "rejected")) return undefined;
+  const kind = typeof limit?.rateLimitType === "string" ? LIMIT_KINDS[limit.rateLimitType] : undefined;
+  const reset = fromUnixSeconds(limit?.resetsAt);
+  return { ...(kind ? { kind } : {}), ...(reset ? { reset_at: reset } : {}), ...(text ? { text: cut(text, 2 * LONGEST) } : {}) };
+}
+
+// An instant given in Unix seconds, as an ISO date; undefined when it is not one.
+function fromUnixSeconds(value: unknown): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1e11) return undefined;
+  return new Date(value * 1000).toISOString();
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export default defineProvider({ classify, busy, conversation, transcript });
+export default defineProvider({ classify, busy, conversation, transcript, launchSettings, quotaFiles, quota });
