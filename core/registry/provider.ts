@@ -13,6 +13,9 @@ export const HOOK_BUDGET_MS = 50;
 // How long the transcript hook may take: it is called once, when a run ends, and reads a file.
 export const TRANSCRIPT_BUDGET_MS = 3000;
 
+// How long a quota hook may take: it runs when a watched file changed, not on the output path, and reads a file.
+export const QUOTA_BUDGET_MS = 1000;
+
 // The hooks, always present and never throwing; each falls back to the manifest or to "no opinion".
 export interface ProviderHooks {
   // the adapter's verdict on text the agent drew, checked and copied; undefined when it has none
@@ -103,9 +106,9 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
     },
     transcript: (query) => call("transcript", query, checkTranscript, Math.max(budgetMs, TRANSCRIPT_BUDGET_MS))?.value,
     hasTranscript: typeof adapter?.transcript === "function",
-    launchSettings: (query) => call("launchSettings", query, checkSettings)?.value,
-    quotaFiles: (query) => call("quotaFiles", query, checkFiles)?.value ?? [],
-    quota: (query) => call("quota", query, checkQuota)?.value,
+    launchSettings: (query) => call("launchSettings", query, checkSettings, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
+    quotaFiles: (query) => call("quotaFiles", query, checkFiles, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value ?? [],
+    quota: (query) => call("quota", query, checkQuota, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
     hasQuota: typeof adapter?.quota === "function",
   };
 }

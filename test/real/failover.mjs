@@ -65,7 +65,8 @@ async function checkChainOnce({ root, bins, detections, env, check, removed }) {
 
 async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   // Claude Code: one question answered, the next one meets the plan limit
-  const claudeUp = await terminal.waitFor(() => /\? for shortcuts/.test(terminal.text()), 40_000);
+  // uuldana gives Claude Code its status line, which takes the place of the footer's "? for shortcuts"
+  const claudeUp = await terminal.waitFor(() => /\? for shortcuts|^ *❯/m.test(terminal.text()), 40_000);
   say(claudeUp, "the real Claude Code starts under uuldana run");
   if (!claudeUp) return;
   await terminal.type(ASK[0]);

@@ -40,7 +40,7 @@ export async function checkRotation({ root, bins, detections, env, check }) {
   const terminal = startTerminal({ root, cwd, cols: 120, rows: 40, env: { ...env, ...dirs, TERM: "xterm-256color", PATH: `${bins}${delimiter}${env.PATH}` } });
   const say = (ok, text, detail = "") => check(ok, `rotation: ${text}`, ok ? "" : `${detail}\n--- last screen lines ---\n${terminal.lines().filter((l) => l.trim()).slice(-12).join("\n")}`);
   try {
-    const up = await terminal.waitFor(() => /\? for shortcuts/.test(terminal.text()), 40_000);
+    const up = await terminal.waitFor(() => /\? for shortcuts|^ *❯/m.test(terminal.text()), 40_000);
     say(up, "the real Claude Code starts under uuldana run");
     if (!up) return;
     await terminal.type(ASK);

@@ -15,6 +15,7 @@ import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
 import { checkPreflight } from "./preflight.mjs";
+import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
 import { checkRotation } from "./rotate.mjs";
 import { checkTranscript as checkClaudeTranscript } from "./transcript-claude-code.mjs";
 import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
@@ -62,6 +63,7 @@ function flagsOf(manifest) {
   if (manifest.models?.flag) lists.push([manifest.models.flag]);
   // the flags that choose the CLI's session id, and those with which it picks a session itself
   if (manifest.session_id) lists.push(manifest.session_id.args.filter((arg) => arg.startsWith("-")), manifest.session_id.unless ?? []);
+  if (manifest.quota?.settings_flag) lists.push([manifest.quota.settings_flag]);
   return lists;
 }
 
@@ -222,6 +224,7 @@ await checkLimitScreens({ root, detections, env: withoutCi(process.env), check }
 for (const checkOne of [checkClaudeTranscript, checkCodexTranscript, checkGeminiTranscript]) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 await checkPreflight({ root, bins, detections, env: withoutCi(process.env), check });
 await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
+await checkClaudeQuota({ root, bins, detections, env: withoutCi(process.env), check });
 await checkRotation({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
