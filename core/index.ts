@@ -3,5 +3,5 @@ export { defineProvider, type NativeQuota, type ProviderAdapter, type ProviderVe
 export { LEVELS, type Level } from "./config/levels.js";
 export type { Entry } from "./config/config.js";
 export type { LevelFlags, Manifest, PromptMode } from "./registry/types.js";
-export { filesIn, jsonLines, readTranscriptFile, TRANSCRIPT_MAX_BYTES, type FoundFile } from "./registry/transcript-files.js";
+export { filesIn, jsonLines, readFirstLine, readTranscriptFile, TRANSCRIPT_MAX_BYTES, type FoundFile } from "./registry/transcript-files.js";
 export { statusRelayCommand } from "./registry/status-relay-command.js";

@@ -1,11 +1,25 @@
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
-import { defineProvider, filesIn, jsonLines, readTranscriptFile, type ProviderVerdict, type Transcript, type TranscriptQuery, type Turn } from "../core/index.js";
+import {
+  defineProvider,
+  filesIn,
+  jsonLines,
+  readFirstLine,
+  readTranscriptFile,
+  type FoundFile,
+  type NativeQuota,
+  type ProviderVerdict,
+  type QuotaQuery,
+  type Transcript,
+  type TranscriptQuery,
+  type Turn,
+} from "../core/index.js";
 
 // What Codex CLI draws, read from its version 0.171.0: the error it shows when the plan does not include Codex, the
 // working line of a running turn, and its conversation (› the user's messages, • its answers and tool calls, ■ its
-// errors), the composer and footer at the bottom left out. And the conversation it records itself: its rollout file.
+// errors), the composer and footer at the bottom left out. And what it records itself in its rollout file: the
+// conversation, and the account's allowance as the API reported it.
 
 // Codex's own lines are short: a longer line is the agent's text or a tool's output, and is not read
 const LONGEST = 240;
@@ -168,25 +182,39 @@ interface Rollout {
   records: Record<string, unknown>[];
 }
 
+// What finds a run's own rollout file: the run as the transcript and quota hooks are told of it.
+type RunQuery = Pick<TranscriptQuery, "cwd" | "env" | "started" | "sessionId">;
+
+// How a rollout file is read: its meta and the records written between two times.
+type RolloutReader = (file: string, from: number, to: number) => Rollout | undefined;
+
 // The run's conversation from its rollout file: found by the session id when uuldana has one, else by the folder
 // Codex ran in, the session's start within the run (or, resumed, entries written during it) and its first prompt.
 function transcript(query: TranscriptQuery): Transcript | undefined {
-  if (!isRecord(query) || !isRecord(query.env) || !(query.started instanceof Date) || !(query.ended instanceof Date)) return undefined;
+  if (!isRecord(query) || !(query.ended instanceof Date)) return undefined;
+  const fitting = ownRollouts(query, query.ended.getTime() + LATE_MS, query.prompt, readRollout, MAX_FOLDERS);
+  if (fitting.length !== 1) return undefined;
+  return { file: fitting[0]!.rollout.file, turns: fitting[0]!.turns };
+}
+
+// The rollout files that fit the run, with their turns: among those written since it began (in the newest date
+// folders, at most maxFolders of them), the file of its session id, else those that fit its folder, its times (up to
+// to) and its first prompt when there is one.
+function ownRollouts(query: RunQuery, to: number, prompt: string | undefined, read: RolloutReader, maxFolders: number): { rollout: Rollout; turns: Turn[] }[] {
+  if (!isRecord(query) || !isRecord(query.env) || !(query.started instanceof Date)) return [];
   const home = accountFolder(query.env);
   const from = query.started.getTime() - EARLY_MS;
-  const to = query.ended.getTime() + LATE_MS;
-  if (!home || !Number.isFinite(from) || !Number.isFinite(to)) return undefined;
+  if (!home || !Number.isFinite(from) || Number.isNaN(to)) return [];
   // Codex records the folder it ran in with its links resolved
   const folders = new Set([query.cwd, realPath(query.cwd)]);
   const fitting: { rollout: Rollout; turns: Turn[] }[] = [];
-  for (const file of writtenSince(join(home, "sessions"), query.started.getTime() - WRITTEN_EARLY_MS, query.sessionId)) {
-    const rollout = readRollout(file, from, to);
+  for (const { file } of writtenSince(join(home, "sessions"), query.started.getTime() - WRITTEN_EARLY_MS, query.sessionId, maxFolders)) {
+    const rollout = read(file, from, to);
     if (!rollout) continue;
     const turns = turnsOf(rollout.records);
-    if (query.sessionId ? rollout.id === query.sessionId : fits(rollout, turns, folders, query.prompt, from, to)) fitting.push({ rollout, turns });
+    if (query.sessionId ? rollout.id === query.sessionId : fits(rollout, turns, folders, prompt, from, to)) fitting.push({ rollout, turns });
   }
-  if (fitting.length !== 1) return undefined;
-  return { file: fitting[0]!.rollout.file, turns: fitting[0]!.turns };
+  return fitting;
 }
 
 // CODEX_HOME as the run had it, else its default under the run's HOME.
@@ -196,17 +224,17 @@ function accountFolder(env: Readonly<Record<string, unknown>>): string | undefin
   return undefined;
 }
 
-// The rollout files written to since the run began, in every date folder (a resumed session's file lies in the
-// folder of the day it began); folders that are links are not followed.
-function writtenSince(sessions: string, since: number, id: string | undefined): string[] {
-  const found: string[] = [];
+// The rollout files written to since the run began, in the date folders, newest first, at most maxFolders of them (a
+// resumed session's file lies in the folder of the day it began); folders that are links are not followed.
+function writtenSince(sessions: string, since: number, id: string | undefined, maxFolders: number): FoundFile[] {
+  const found: FoundFile[] = [];
   let folders = 0;
   for (const year of subfolders(sessions, /^\d{4}$/)) {
     for (const month of subfolders(year, /^\d{2}$/)) {
       for (const day of subfolders(month, /^\d{2}$/)) {
-        if (++folders > MAX_FOLDERS) return found;
+        if (++folders > maxFolders) return found;
         for (const file of filesIn(day, ROLLOUT)) {
-          if (file.modifiedMs >= since && (!id || file.name.endsWith(`-${id}.jsonl`))) found.push(file.file);
+          if (file.modifiedMs >= since && (!id || file.name.endsWith(`-${id}.jsonl`))) found.push(file);
         }
       }
     }
@@ -241,6 +269,11 @@ function readRollout(file: string, from: number, to: number): Rollout | undefine
   const text = readTranscriptFile(file);
   if (text === undefined) return undefined;
   const [first, ...rest] = jsonLines(text).filter(isRecord);
+  return rolloutOf(file, first, rest, from, to);
+}
+
+// A rollout from its first record, the session's meta, and the records among the others written between from and to.
+function rolloutOf(file: string, first: Record<string, unknown> | undefined, rest: readonly Record<string, unknown>[], from: number, to: number): Rollout | undefined {
   const meta = first?.type === "session_meta" && isRecord(first.payload) ? first.payload : undefined;
   if (!meta || typeof meta.id !== "string" || typeof meta.cwd !== "string") return undefined;
   const startMs = timeOf(meta.timestamp) ?? timeOf(first!.timestamp);
@@ -404,6 +437,201 @@ function clip(text: string): string {
   return line.length > TOOL_LINE ? `${line.slice(0, TOOL_LINE - 1)}…` : line;
 }
 
+// --- the allowance, from the same rollout file ---
+// Codex puts what the API's response headers say of the account's allowance (x-codex-primary-used-percent,
+// -window-minutes and -reset-at, the same for secondary, x-codex-credits-*, x-codex-rate-limit-reached-type) in the
+// token_count event it writes after each response: rate_limits {limit_id, limit_name, primary and secondary
+// {used_percent, window_minutes, resets_at in Unix seconds}, credits, plan_type, rate_limit_reached_type}, its windows
+// null when the response had no such headers (0.171 reads no -reset-after-seconds header: such a window has no
+// reset). Versions before resets_at wrote resets_in_seconds, counted from the event. A turn the API refused at the
+// usage limit ends in a task_complete whose error has codex_error_info "usage_limit_exceeded" (older versions wrote
+// an error event).
+
+// how much of the rollout's end is read for a reading (a token count follows every response, so the latest is near
+// the end: first the last 64 KiB, then, with no token count in them, the last MiB), the longest line of it parsed (a
+// token count is under 2 KB) and the longest first line (the session's meta, with Codex's instructions in it, is
+// about 30 KB)
+const QUOTA_TAIL_BYTES = [64 * 1024, 1024 * 1024];
+const QUOTA_LINE = 64 * 1024;
+const META_BYTES = 1024 * 1024;
+// the date folders walked for the run's file, newest first: two months of daily use (a session resumed from an older
+// folder gives no reading)
+const QUOTA_FOLDERS = 62;
+// the rollout files written last whose folders are watched besides the run's days: the session a resume goes on in
+const RECENT_ROLLOUTS = 4;
+// the lines that can bear on the allowance; no other line of the tail is parsed
+const QUOTA_MARK = /"token_count"|usage_limit_exceeded|hit your usage limit/;
+// any zone's local date is the UTC date of a moment at most this far before or after
+const ZONE_MS = 14 * 3_600_000;
+const WINDOWS = ["primary", "secondary"] as const;
+// the id of Codex's general limit, whose windows are named plainly
+const GENERAL_LIMIT = "codex";
+
+// The folders whose changes bring Codex's next token count: the sessions folder, the date folders of the run's start
+// and of now (in whatever zone Codex runs: a folder it has not made yet is waited for through the one above it),
+// those of the rollout files written last (a resumed session goes on in the folder of the day it began), and the
+// run's own file once there is one.
+function quotaFiles(query: QuotaQuery): string[] {
+  if (!isRecord(query) || !isRecord(query.env) || !(query.started instanceof Date)) return [];
+  const home = accountFolder(query.env);
+  const start = query.started.getTime();
+  if (!home || !Number.isFinite(start)) return [];
+  const sessions = join(home, "sessions");
+  const days = new Set<string>();
+  for (const at of [start - ZONE_MS, start, start + ZONE_MS, Date.now() - ZONE_MS, Date.now(), Date.now() + ZONE_MS]) {
+    const date = new Date(at);
+    if (!Number.isNaN(date.getTime())) days.add(join(sessions, ...date.toISOString().slice(0, 10).split("-")));
+  }
+  const recent = writtenSince(sessions, -Infinity, undefined, QUOTA_FOLDERS)
+    .sort((a, b) => b.modifiedMs - a.modifiedMs)
+    .slice(0, RECENT_ROLLOUTS);
+  for (const file of recent) days.add(dirname(file.file));
+  const own = ownRollouts(query, Infinity, undefined, readRolloutEnd, QUOTA_FOLDERS).map(({ rollout }) => rollout.file);
+  return [sessions, ...[...days].sort(), ...own];
+}
+
+// The account's allowance as Codex last wrote it in the run's own rollout file (the one the transcript hook would
+// take, read from its end): each window's use and reset, and whether Codex said the limit was reached.
+function quota(query: QuotaQuery): NativeQuota | undefined {
+  const fitting = ownRollouts(query, Infinity, undefined, readRolloutEnd, QUOTA_FOLDERS);
+  return fitting.length === 1 ? readingOf(fitting[0]!.rollout.records) : undefined;
+}
+
+// A rollout file's meta (its first line) and, of its end, the records that can bear on the allowance, written
+// between from and to.
+function readRolloutEnd(file: string, from: number, to: number): Rollout | undefined {
+  const head = readFirstLine(file, META_BYTES);
+  if (head === undefined) return undefined;
+  const [first] = jsonLines(head).filter(isRecord);
+  let records: Record<string, unknown>[] = [];
+  for (const bytes of QUOTA_TAIL_BYTES) {
+    const tail = readTranscriptFile(file, bytes);
+    if (tail === undefined) return undefined;
+    const lines = tail.split("\n").filter((line) => line.length <= QUOTA_LINE && QUOTA_MARK.test(line));
+    records = jsonLines(lines.join("\n")).filter(isRecord);
+    if (records.some((record) => isRecord(record.payload) && record.payload.type === "token_count")) break;
+  }
+  return rolloutOf(file, first, records, from, to);
+}
+
+// The reading of a run's records: the windows of each limit's latest token count (Codex writes one limit's counts
+// at a time, and when the API reports several, the last it parsed), and the allowance gone when the latest count of
+// all names a limit reached or a full window (with no credits to go on with), or when Codex refused a turn at the
+// usage limit after it.
+function readingOf(records: readonly Record<string, unknown>[]): NativeQuota | undefined {
+  const byLimit = new Map<string, NativeQuota["windows"]>();
+  let latest: { limits: Record<string, unknown>; windows: NativeQuota["windows"] } | undefined;
+  let refusal: { text?: string } | undefined;
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i]!;
+    const event = record.type === "event_msg" && isRecord(record.payload) ? record.payload : undefined;
+    if (!event) continue;
+    if (event.type !== "token_count") {
+      if (!latest) refusal ??= usageLimitRefusal(event);
+      continue;
+    }
+    const limits = isRecord(event.rate_limits) ? event.rate_limits : undefined;
+    const windows = limits ? windowsOf(limits, timeOf(record.timestamp)) : [];
+    // a count of a response without the headers has its windows null, and says nothing
+    if (!limits || (!windows.length && !reachedType(limits))) continue;
+    const id = typeof limits.limit_id === "string" && limits.limit_id ? limits.limit_id : GENERAL_LIMIT;
+    if (!byLimit.has(id)) byLimit.set(id, windows);
+    latest ??= { limits, windows };
+  }
+  // Codex's general limit first, then the others by id
+  const ids = [...byLimit.keys()].sort((a, b) => Number(b === GENERAL_LIMIT) - Number(a === GENERAL_LIMIT) || a.localeCompare(b));
+  const windows = ids.flatMap((id) => byLimit.get(id)!);
+  const reached = latest ? reachedType(latest.limits) : undefined;
+  const credits = isRecord(latest?.limits.credits) ? latest.limits.credits : undefined;
+  const full = (latest?.windows ?? []).filter((window) => window.usedPercent >= 100);
+  const spentWindow = full.length > 0 && credits?.has_credits !== true && credits?.unlimited !== true;
+  if (reached === undefined && !spentWindow && refusal === undefined) return windows.length ? { windows } : undefined;
+  // the window that ran out, when the latest count shows one: the full one that resets last (the allowance is back
+  // when every full one has reset), else, the limit named reached, the fullest; its reset is the allowance's when
+  // every full window gives one. A refusal after counts that show no limit has no window of its own.
+  const shown = reached !== undefined || spentWindow ? (latest?.windows ?? []) : [];
+  const spent = full.length ? full : shown.toSorted((a, b) => b.usedPercent - a.usedPercent).slice(0, 1);
+  const binding = spent.toSorted((a, b) => (a.resetsAt ?? "").localeCompare(b.resetsAt ?? "")).at(-1);
+  const reset = binding && spent.every((window) => window.resetsAt !== undefined) ? binding.resetsAt : undefined;
+  const kind = reached?.includes("credits") ? "credits" : binding ? kindOf(binding, latest!.limits) : undefined;
+  return {
+    windows,
+    exhausted: { ...(kind ? { kind } : {}), ...(reset ? { reset_at: reset } : {}), ...(refusal?.text ? { text: refusal.text } : {}) },
+  };
+}
+
+// The limit a token count says was reached ("rate_limit_reached", "workspace_member_credits_depleted", …), if any.
+function reachedType(limits: Record<string, unknown>): string | undefined {
+  const type = limits.rate_limit_reached_type;
+  return typeof type === "string" && type ? type : undefined;
+}
+
+// The primary and secondary windows of a token count written at `at`, named so, or after the limit they belong to
+// when it is not Codex's general one ("<limit name> primary").
+function windowsOf(limits: Record<string, unknown>, at: number | undefined): NativeQuota["windows"] {
+  const limit = limitLabel(limits);
+  const windows: NativeQuota["windows"] = [];
+  for (const which of WINDOWS) {
+    const window = limits[which];
+    if (!isRecord(window) || typeof window.used_percent !== "number" || !Number.isFinite(window.used_percent) || window.used_percent < 0) continue;
+    const minutes = window.window_minutes;
+    const resetsAt = resetOf(window, at);
+    windows.push({
+      name: limit ? `${limit} ${which}` : which,
+      usedPercent: window.used_percent,
+      ...(resetsAt ? { resetsAt } : {}),
+      ...(typeof minutes === "number" && Number.isFinite(minutes) && minutes > 0 ? { windowMinutes: minutes } : {}),
+    });
+  }
+  return windows;
+}
+
+// A window's reset as a date and time: resets_at in Unix seconds (or a date, should a version write one), else
+// resets_in_seconds after the event.
+function resetOf(window: Record<string, unknown>, at: number | undefined): string | undefined {
+  const { resets_at: resetsAt, resets_in_seconds: resetsIn } = window;
+  let ms: number | undefined;
+  if (typeof resetsAt === "number") ms = resetsAt * 1000;
+  else if (typeof resetsAt === "string") ms = Date.parse(resetsAt);
+  else if (typeof resetsIn === "number" && resetsIn >= 0 && at !== undefined) ms = at + resetsIn * 1000;
+  if (ms === undefined || !Number.isFinite(ms)) return undefined;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+// The name of a limit other than Codex's general one (a model's own): its name, else its id, at most 80 characters
+// on one line.
+function limitLabel(limits: Record<string, unknown>): string | undefined {
+  for (const value of [limits.limit_name, limits.limit_id]) {
+    const name = typeof value === "string" ? value.replace(/\s+/g, " ").trim().slice(0, 80) : "";
+    if (name) return name.toLowerCase() === GENERAL_LIMIT ? undefined : name;
+  }
+  return undefined;
+}
+
+// The kind of limit a window is: a model's own limit, else by its length (Codex's primary is its 5-hour window, its
+// secondary the weekly one, when their lengths are not given).
+function kindOf(window: NativeQuota["windows"][number], limits: Record<string, unknown>): string {
+  if (limitLabel(limits)) return "per-model";
+  const minutes = window.windowMinutes ?? (window.name.endsWith("primary") ? 300 : 10_080);
+  if (minutes <= 12 * 60) return "session";
+  if (minutes <= 24 * 60) return "daily";
+  if (minutes <= 8 * 24 * 60) return "weekly";
+  return "monthly";
+}
+
+// A refused turn at the usage limit, with Codex's words: the error of a task_complete, or an error event, that names
+// the usage limit; undefined for any other event.
+function usageLimitRefusal(event: Record<string, unknown>): { text?: string } | undefined {
+  const error = event.type === "task_complete" && isRecord(event.error) ? event.error : event.type === "error" ? event : undefined;
+  if (!error) return undefined;
+  const info = error.codex_error_info;
+  const message = typeof error.message === "string" ? error.message.replace(/\s+/g, " ").trim().slice(0, 500) : "";
+  const limited = info === "usage_limit_exceeded" || (isRecord(info) && "usage_limit_exceeded" in info) || /hit your usage limit/i.test(message);
+  if (!limited) return undefined;
+  return message ? { text: message } : {};
+}
+
 function same(a: string, b: string): boolean {
   const plain = (text: string): string => text.replace(/\r\n?/g, "\n").trim();
   return plain(a) === plain(b);
@@ -419,4 +647,4 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export default defineProvider({ classify, busy, conversation, transcript });
+export default defineProvider({ classify, busy, conversation, transcript, quotaFiles, quota });

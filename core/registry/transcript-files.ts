@@ -9,6 +9,9 @@ import { OPEN_FLAGS } from "../base/files.js";
 // The largest session file read whole; a longer one is read from its end (the run's part is the newest).
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 
+// how much of a file's start is read at a time while its first line is looked for
+const FIRST_LINE_CHUNK = 64 * 1024;
+
 // One regular file in a folder, with when it was last written.
 export interface FoundFile {
   file: string;
@@ -38,6 +41,36 @@ export function readTranscriptFile(file: string, maxBytes = TRANSCRIPT_MAX_BYTES
     }
     const text = buffer.toString("utf8", 0, read);
     return length < info.size ? text.slice(text.indexOf("\n") + 1) : text;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// The first line of a regular file, without its line feed, when it ends within maxBytes (a session file's header
+// record); undefined when the file is missing, not a regular file, unreadable, or its first line is longer.
+export function readFirstLine(file: string, maxBytes: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const chunks: Buffer[] = [];
+    let read = 0;
+    while (read < maxBytes) {
+      const chunk = Buffer.allocUnsafe(Math.min(FIRST_LINE_CHUNK, maxBytes - read));
+      const got = readSync(fd, chunk, 0, chunk.length, read);
+      if (got === 0) return undefined;
+      const end = chunk.subarray(0, got).indexOf(0x0a);
+      chunks.push(chunk.subarray(0, end === -1 ? got : end));
+      if (end !== -1) return Buffer.concat(chunks).toString("utf8");
+      read += got;
+    }
+    return undefined;
   } catch {
     return undefined;
   } finally {
