@@ -16,6 +16,7 @@ import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
 import { checkPreflight } from "./preflight.mjs";
 import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
+import { checkQuota as checkCodexQuota } from "./quota-codex.mjs";
 import { checkRotation } from "./rotate.mjs";
 import { checkTranscript as checkClaudeTranscript } from "./transcript-claude-code.mjs";
 import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
@@ -225,6 +226,7 @@ for (const checkOne of [checkClaudeTranscript, checkCodexTranscript, checkGemini
 await checkPreflight({ root, bins, detections, env: withoutCi(process.env), check });
 await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
 await checkClaudeQuota({ root, bins, detections, env: withoutCi(process.env), check });
+await checkCodexQuota({ root, bins, detections, env: withoutCi(process.env), check });
 await checkRotation({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
