@@ -35,7 +35,7 @@ const NOT_INCLUDED = { stop: true, reason: 'Codex says this plan does not includ
 describe("the built-in manifests", () => {
   it.each([
     ["claude-code", ["busy", "classify", "conversation", "launchSettings", "quota", "quotaFiles", "transcript"]],
-    ["codex", ["busy", "classify", "conversation", "transcript"]],
+    ["codex", ["busy", "classify", "conversation", "quota", "quotaFiles", "transcript"]],
     ["gemini", ["busy", "conversation", "transcript"]],
   ])("name %s's compiled adapter, which loads with its hooks", async (id, hooks) => {
     const record = await loadManifestFile(join(root, "manifests", `${id}.json`), "built-in");
