@@ -477,7 +477,7 @@ function rotation(low: { name: string; percentLeft: number; resetsAt: string | u
   return {
     source: "native",
     reason: "rotate",
-    kind: WINDOW_KINDS[low.name] ?? "unknown",
+    kind: windowKind(low.name),
     resetAt,
     text: `its ${low.name} window had ${formatPercent(low.percentLeft)} left, at or below rotate_at_percent_left ${threshold}`,
     after: "turn boundary",
@@ -488,6 +488,11 @@ function rotation(low: { name: string; percentLeft: number; resetsAt: string | u
     why: undefined,
     cooldownNotice: undefined,
   };
+}
+
+// The kind of limit a window is: by its name, and a named limit's own window ("<model> primary") is that model's.
+function windowKind(name: string): LimitKind {
+  return WINDOW_KINDS[name] ?? (/ (?:primary|secondary)$/.test(name) ? "per-model" : "unknown");
 }
 
 // The window with the least share left, when the reading has one.
