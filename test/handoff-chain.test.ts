@@ -103,6 +103,18 @@ async function runChain(chain: Chain, between?: () => void): Promise<{ first: st
 }
 
 const ASK = ["Which colour is the lighthouse on the north pier?", "And how tall is it?", "When was it built?"];
+// The first handoff when chat1's part comes from its screen: its greeting, the first question and answer, the mark
+// where the second question (quoted at the top) stood.
+const FROM_CHAT1_SCREEN = [
+  handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
+  "",
+  "--- Stand-in chat1 (chat1), as its screen showed it ---",
+  "chat agent chat1 ready",
+  `› ${ASK[0]}`,
+  `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
+  MARK,
+  "",
+].join("\n");
 
 // The user's two lines to chat1, the second meeting its limit; the line agent takes over and is left. The session's id.
 async function limitOnSecondLine(): Promise<string> {
@@ -137,18 +149,7 @@ describe("a handoff from the screen", () => {
     for (const wrap of ["terminal", "agent", "box", "batches", "twice"]) {
       it(`carries every turn once and nothing of the limit message (${wrap}, ${cols} columns), the exit or the chrome`, async () => {
         const { first, second } = await runChain({ cols, wrap });
-        expect(first).toBe(
-          [
-            handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
-            "",
-            "--- Stand-in chat1 (chat1), as its screen showed it ---",
-            "chat agent chat1 ready",
-            `› ${ASK[0]}`,
-            `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
-            MARK,
-            "",
-          ].join("\n"),
-        );
+        expect(first).toBe(FROM_CHAT1_SCREEN);
         expect(second).toBe(
           [
             handoffPreamble("Stand-in chat2 (chat2)", ASK[2], ["Stand-in chat1 (chat1)"]),
@@ -229,18 +230,7 @@ describe("a handoff from the agents' own transcripts", () => {
     expect(output).toMatch(
       /uuldana: chat1's [\w-]+ (?:limit|allowance) is gone; it rests until [\d-]+ [\d:]+ UTC; continuing with chat2 \(Stand-in chat2 1\.0\.0\) at ask with the conversation so far \(chat1's part from its screen: its transcript could not be found or read\)/,
     );
-    expect(first).toBe(
-      [
-        handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
-        "",
-        "--- Stand-in chat1 (chat1), as its screen showed it ---",
-        "chat agent chat1 ready",
-        `› ${ASK[0]}`,
-        `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
-        MARK,
-        "",
-      ].join("\n"),
-    );
+    expect(first).toBe(FROM_CHAT1_SCREEN);
     expect((await sources(session))[0]).toBe(`chat1's conversation, from its screen (its transcript could not be found or read): ${join(sandbox.data, "sessions", session, "conversation-1.txt")}`);
   });
 
@@ -325,18 +315,7 @@ describe("the workspace in the handoff, when the user asks for it", () => {
 
   it("says nothing of a workspace outside any repository", async () => {
     rmSync(join(sandbox.project, ".git"), { recursive: true });
-    expect(await handedOn(true)).toBe(
-      [
-        handoffPreamble("Stand-in chat1 (chat1)", ASK[1]),
-        "",
-        "--- Stand-in chat1 (chat1), as its screen showed it ---",
-        "chat agent chat1 ready",
-        `› ${ASK[0]}`,
-        `● chat1 answers 1: noted "${ASK[0].slice(0, 40)}".`,
-        MARK,
-        "",
-      ].join("\n"),
-    );
+    expect(await handedOn(true)).toBe(FROM_CHAT1_SCREEN);
   });
 });
 

@@ -22,43 +22,24 @@ export interface FoundFile {
 // The text of a regular file, at most maxBytes of it (the last ones, from the first whole line among them);
 // undefined when it is missing, not a regular file or unreadable.
 export function readTranscriptFile(file: string, maxBytes = TRANSCRIPT_MAX_BYTES): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch {
-    return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return undefined;
-    const length = Math.min(info.size, maxBytes);
+  return withRegularFile(file, (fd, size) => {
+    const length = Math.min(size, maxBytes);
     const buffer = Buffer.allocUnsafe(length);
     let read = 0;
     while (read < length) {
-      const got = readSync(fd, buffer, read, length - read, info.size - length + read);
+      const got = readSync(fd, buffer, read, length - read, size - length + read);
       if (got === 0) break;
       read += got;
     }
     const text = buffer.toString("utf8", 0, read);
-    return length < info.size ? text.slice(text.indexOf("\n") + 1) : text;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+    return length < size ? text.slice(text.indexOf("\n") + 1) : text;
+  });
 }
 
 // The first line of a regular file, without its line feed, when it ends within maxBytes (a session file's header
 // record); undefined when the file is missing, not a regular file, unreadable, or its first line is longer.
 export function readFirstLine(file: string, maxBytes: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch {
-    return undefined;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return undefined;
+  return withRegularFile(file, (fd) => {
     const chunks: Buffer[] = [];
     let read = 0;
     while (read < maxBytes) {
@@ -71,11 +52,7 @@ export function readFirstLine(file: string, maxBytes: number): string | undefine
       read += got;
     }
     return undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 // Each line of a JSON Lines text that parses, in order; a line that does not (a line torn by the agent's own
@@ -114,4 +91,23 @@ export function filesIn(folder: string, name: RegExp): FoundFile[] {
     }
   }
   return found.sort((a, b) => b.modifiedMs - a.modifiedMs);
+}
+
+// Opens a file for reading only if it is a regular file (never waiting on a pipe), reads it, and closes it; undefined
+// when it is missing, not a regular file, or the reading fails.
+function withRegularFile<T>(file: string, read: (fd: number, size: number) => T | undefined): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = fstatSync(fd);
+    return info.isFile() ? read(fd, info.size) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }

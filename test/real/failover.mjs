@@ -151,6 +151,9 @@ function checkJournal(root, dirs, say) {
     const end = events.find((event) => event.type === "run-end" && event.entry === entry);
     say(end?.stopped_by === "keys", `${entry} was left at its limit screen with its exit keys (stopped by ${end?.stopped_by ?? "nothing"})`);
   }
+  // Claude Code's refusal is also in its own session file: the one limit event is native, with the printed text
+  const claude = events.filter((event) => event.type === "limit" && event.entry === "claude-code");
+  say(claude.length === 1 && claude[0].source === "native" && /hit your/i.test(claude[0].text ?? ""), "Claude Code's limit is one native event, read from its own session file, with the printed text", JSON.stringify(claude));
 }
 
 // Each earlier turn, as its words, exactly once in the next agent's first request (the body it sent its API), and in
