@@ -7,9 +7,10 @@ import { installAgents } from "./agents.js";
 import { bin, linkAgent, makeSandbox, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
-// The built-in Claude Code manifest and adapter, run against a stand-in that does what Claude Code does with a status
-// line: uuldana's settings reach it through --settings, it runs their statusLine command after each answer with its
-// status JSON on stdin, and the user's own status-line command still runs and shows.
+// The built-in manifests and adapters, run against stand-ins that write what the real CLIs write: Claude Code's
+// status line (uuldana's settings reach it through --settings, it runs their statusLine command after each answer with
+// its status JSON on stdin, and the user's own status-line command still runs and shows) and Codex CLI's rollout file
+// (token counts with rate limits, in the account's sessions folder).
 
 let sandbox: Sandbox;
 const terminals: TestTerminal[] = [];
@@ -60,5 +61,27 @@ describe("Claude Code's status line as a native source", () => {
     ]);
     expect(events.filter((event) => event.type === "limit")).toEqual([expect.objectContaining({ entry: "claude-code", source: "native", reason: "rotate", kind: "session", reset_at: reset, percent_left: 3 })]);
     expect(args.at(-1)!.split("\n")[0]).toContain("You are continuing a conversation from Claude Code (claude-code), which was rotated before its usage allowance ran out (its five_hour window had 3% left, at or below rotate_at_percent_left 5).");
+  });
+});
+
+describe("Codex CLI's rollout as a native source", () => {
+  it("reads the token counts a stand-in writes where Codex does, and rotates at 97% with the exact reset", async () => {
+    linkAgent(sandbox, "codex", "rollout-agent.mjs");
+    const home = join(sandbox.dir, "codex-home");
+    sandbox.write("config/config.json", { providers: [{ id: "codex", env: { CODEX_HOME: home } }, "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5, rotate_at_percent_left: 5 });
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, TZ: "UTC", ROLLOUT_USED: "50,97", ROLLOUT_RESETS_AT: String(RESETS_AT) }, cols: 160 });
+    terminals.push(terminal);
+    await terminal.waitFor("rollout stand-in ready");
+    terminal.type("Which colour is the lighthouse?\r");
+    await terminal.waitFor("Answer 1");
+    terminal.type("And how tall is it?\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
+    const events = readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const reset = new Date(RESETS_AT * 1000).toISOString();
+    expect(events.filter((event) => event.type === "limit")).toEqual([expect.objectContaining({ entry: "codex", source: "native", reason: "rotate", kind: "session", reset_at: reset, window: "primary", percent_left: 3 })]);
+    expect(events.find((event) => event.type === "conversation" && event.entry === "codex")).toMatchObject({ source: "transcript", turns: 4 });
   });
 });
