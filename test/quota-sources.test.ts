@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, type Sandbox } from "./helpers.js";
+import { bin, linkAgent, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // The built-in manifests and adapters, run against stand-ins that write what the real CLIs write: Claude Code's
@@ -29,6 +29,12 @@ afterEach(() => {
   sandbox.cleanup();
 });
 
+function journalOf(): Record<string, unknown>[] {
+  const sessions = join(sandbox.data, "sessions");
+  const folder = join(sessions, readdirSync(sessions)[0]!);
+  return readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 describe("Claude Code's status line as a native source", () => {
   it("feeds uuldana the real status JSON, keeps the user's own status line, and rotates at 97% with the exact reset", async () => {
     const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, STATUS_USED: "50,97", STATUS_RESETS_AT: String(RESETS_AT) }, cols: 160 });
@@ -37,13 +43,15 @@ describe("Claude Code's status line as a native source", () => {
     terminal.type("Which colour is the lighthouse?\r");
     await terminal.waitFor("Answer 1");
     await terminal.waitFor("keeper's line:");
+    // the second question once the first reading is in: two readings a moment apart are taken as one
+    await waitFor(() => journalOf().some((event) => event.type === "quota"), "the first reading");
     terminal.type("And how tall is it?\r");
     await terminal.waitFor("line agent ready", 20_000);
     const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
     terminal.type("/exit\r");
     await terminal.exited;
     const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
-    const events = readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = journalOf();
     const start = events.find((event) => event.type === "run-start" && event.entry === "claude-code") as { argv: string[] };
     expect(start.argv.slice(1, 5)).toEqual(["--permission-mode", "default", "--session-id", start.argv[4]!]);
     expect(start.argv.slice(5, 7)).toEqual(["--settings", join(folder, "settings-1.json")]);
@@ -78,8 +86,7 @@ describe("Codex CLI's rollout as a native source", () => {
     await terminal.waitFor("line agent ready", 20_000);
     terminal.type("/exit\r");
     await terminal.exited;
-    const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
-    const events = readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = journalOf();
     const reset = new Date(RESETS_AT * 1000).toISOString();
     expect(events.filter((event) => event.type === "limit")).toEqual([expect.objectContaining({ entry: "codex", source: "native", reason: "rotate", kind: "session", reset_at: reset, window: "primary", percent_left: 3 })]);
     expect(events.find((event) => event.type === "conversation" && event.entry === "codex")).toMatchObject({ source: "transcript", turns: 4 });
