@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { basename } from "node:path";
 import type { Readable } from "node:stream";
 
@@ -29,7 +30,25 @@ const MAX_OUTPUT = 16 * 1024;
 
 // Runs "<cli> <args>" with stdin closed; a CLI that does not answer in time is killed with its process group.
 // A grandchild that keeps the output pipe open cannot hold uuldana: output read by shortly after exit is enough.
-export function runProbe(path: string, args: readonly string[], options: ProbeOptions): Promise<Probe> {
+export async function runProbe(path: string, args: readonly string[], options: ProbeOptions): Promise<Probe> {
+  // CLIs started all at once on a small machine each take longer than their timeout: a few run at a time, and each
+  // one's time counts from its own start
+  while (running >= MAX_RUNNING) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await probe(path, args, options);
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+// How many probes run at once, and those waiting for their turn.
+const MAX_RUNNING = Math.max(2, availableParallelism());
+let running = 0;
+const waiting: (() => void)[] = [];
+
+function probe(path: string, args: readonly string[], options: ProbeOptions): Promise<Probe> {
   const maxOutput = options.maxOutput ?? MAX_OUTPUT;
   return new Promise((resolve) => {
     let output = "";
