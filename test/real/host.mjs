@@ -17,6 +17,17 @@ export const READY = {
 };
 
 // Starts a real agent through uuldana's host at the ask level, with plain streams for the user's terminal.
+// A built-in provider as a session opens it, from the compiled code: its manifest, its guarded hooks, and the
+// problems reported if a hook was turned off.
+export async function openBuiltIn(root, id) {
+  const { loadManifestFile } = await import(join(root, "dist", "core", "registry", "manifest.js"));
+  const { openProvider } = await import(join(root, "dist", "core", "registry", "provider.js"));
+  const record = await loadManifestFile(join(root, "manifests", `${id}.json`), "built-in");
+  const problems = [];
+  const hooks = await openProvider(record, { report: (problem) => problems.push(problem) });
+  return { record, manifest: record.manifest, hooks, problems };
+}
+
 // Waits until a test of the run's visible screen holds, looking every 200 ms; false after ms.
 export async function waitOnScreen(run, test, ms) {
   const deadline = Date.now() + ms;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { startHosted, waitOnScreen } from "./host.mjs";
+import { openBuiltIn, startHosted, waitOnScreen } from "./host.mjs";
 import { LIMIT_REPLIES, anthropicAnswer } from "./vendor-api.mjs";
 
 const ID = "claude-code";
@@ -27,12 +27,7 @@ export async function checkQuota({ root, detections, env, check }) {
     check(false, `${ID} quota: the real CLI is installed`);
     return;
   }
-  const { loadManifestFile } = await import(join(root, "dist", "core", "registry", "manifest.js"));
-  const { openProvider } = await import(join(root, "dist", "core", "registry", "provider.js"));
-  const record = await loadManifestFile(join(root, "manifests", `${ID}.json`), "built-in");
-  const manifest = record.manifest;
-  const problems = [];
-  const hooks = await openProvider(record, { report: (problem) => problems.push(problem) });
+  const { manifest, hooks, problems } = await openBuiltIn(root, ID);
   const top = realpathSync(mkdtempSync(join(tmpdir(), "uuldana-real-quota-")));
   const cwd = join(top, "harbour");
   const session = join(top, "session");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { startHosted, waitOnScreen } from "./host.mjs";
+import { openBuiltIn, startHosted, waitOnScreen } from "./host.mjs";
 import { LIMIT_REPLIES, anthropicAnswer } from "./vendor-api.mjs";
 
 const ID = "claude-code";
@@ -25,12 +25,7 @@ export async function checkTranscript({ root, detections, env, check }) {
     check(false, `${ID} transcript: the real CLI is installed`);
     return;
   }
-  const { loadManifestFile } = await import(join(root, "dist", "core", "registry", "manifest.js"));
-  const { openProvider } = await import(join(root, "dist", "core", "registry", "provider.js"));
-  const record = await loadManifestFile(join(root, "manifests", `${ID}.json`), "built-in");
-  const manifest = record.manifest;
-  const problems = [];
-  const hooks = await openProvider(record, { report: (problem) => problems.push(problem) });
+  const { manifest, hooks, problems } = await openBuiltIn(root, ID);
   const top = realpathSync(mkdtempSync(join(tmpdir(), "uuldana-real-transcript-")));
   const cwd = join(top, "harbour.notes_v2 ünï", ...[1, 2, 3, 4].map((i) => `quay_${i}.${"x".repeat(40)}`));
   mkdirSync(cwd, { recursive: true });
