@@ -182,13 +182,16 @@ const manifests = readdirSync(join(root, "manifests")).map((file) => JSON.parse(
 const tested = manifests.filter((manifest) => harnesses[manifest.id]);
 for (const manifest of manifests) if (!harnesses[manifest.id]) console.log(`skip ${manifest.id}: not installable from npm here`);
 
-// the probes run without npm_package, else each package's own version would answer first and the patterns go untested
+// the probes run without npm_package, else each package's own version would answer first and the patterns go untested;
+// they check the pattern against what the real CLI prints, not how fast it starts, so each gets the longest budget a
+// manifest may give (in CI right after the full suites, a CLI's first answer has taken longer than the default 8 s)
+const patient = (manifest) => ({ ...manifest, version: { ...manifest.version, timeout_seconds: 60 } });
 const detect = (manifests) =>
   detectProviders(manifests, {
     env: { ...process.env, PATH: `${bins}${delimiter}${process.env.PATH}` },
     cacheDir: mkdtempSync(join(tmpdir(), "uuldana-real-cache-")),
   });
-const detections = await detect(tested.map(({ npm_package, ...manifest }) => manifest));
+const detections = await detect(tested.map(({ npm_package, ...manifest }) => patient(manifest)));
 const packaged = await detect(tested);
 for (const manifest of tested) {
   const found = detections.get(manifest.id);
