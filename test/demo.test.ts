@@ -55,6 +55,7 @@ function expectFailover(text: string): void {
     "HH:MM  demo-first's conversation, from its screen: FOLDER/data/sessions/SESSION/conversation-1.txt",
     "HH:MM  demo-first ended (stopped by keys), exit 0",
     "HH:MM  demo-second started at ask, with the conversation so far",
+    "HH:MM  demo-second took the conversation (it showed it as its turn)",
     "HH:MM  you (to demo-second): /exit",
     "HH:MM  demo-second's conversation, from its screen: FOLDER/data/sessions/SESSION/conversation-2.txt",
     "HH:MM  demo-second ended, exit 0",

@@ -336,7 +336,7 @@ describe("failover", () => {
     const journals = readdirSync(join(sandbox.data, "sessions"));
     expect(journals).toHaveLength(1);
     const events = readFileSync(join(sandbox.data, "sessions", journals[0]!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
-    expect(events).toEqual(["session-start", "run-start", "user", "candidate", "limit", "cooldown", "conversation", "run-end", "handoff-from", "run-start", "user", "conversation", "run-end", "session-end"]);
+    expect(events).toEqual(["session-start", "run-start", "user", "candidate", "limit", "cooldown", "conversation", "run-end", "handoff-from", "run-start", "receiver", "user", "conversation", "run-end", "session-end"]);
     const sessionId = journals[0]!;
     const listed = await sandbox.run(["sessions", "--json"]);
     expect(JSON.parse(listed.stdout)).toEqual([
@@ -353,6 +353,7 @@ describe("failover", () => {
       `limit's conversation, from its screen: ${join(sandbox.data, "sessions", sessionId, "conversation-1.txt")}`,
       "limit ended (stopped by keys), exit 0",
       "line started at ask, with the conversation so far",
+      "line took the conversation (it showed it as its turn)",
       "you (to line): /exit",
       `line's conversation, from its screen: ${join(sandbox.data, "sessions", sessionId, "conversation-2.txt")}`,
       "line ended, exit 0",
@@ -372,7 +373,7 @@ describe("failover", () => {
     await resumed.exited;
     expect(readdirSync(join(sandbox.data, "sessions"))).toEqual([sessionId]);
     const after = readFileSync(join(sandbox.data, "sessions", sessionId, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).type);
-    expect(after.slice(14, 17)).toEqual(["session-resume", "skipped", "run-start"]);
+    expect(after.slice(15, 18)).toEqual(["session-resume", "skipped", "run-start"]);
   });
 
   it("with failover off, tells the user and leaves the agent running", async () => {

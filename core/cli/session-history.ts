@@ -38,7 +38,9 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "skipped":
       return `${event.entry} skipped: ${Array.isArray(event.reasons) ? event.reasons.join("; ") : String(event.reasons)}`;
     case "start-failed":
-      return `${event.entry} could not start: ${event.reason}`;
+      return `${event.entry} ${event.receiver === true ? "did not take over" : "could not start"}: ${event.reason}`;
+    case "receiver":
+      return event.took === true ? `${event.entry} took the conversation (${receiverSign(event.by)})` : undefined;
     case "conversation":
       return `${event.entry}'s conversation, ${conversationSource(event)}: ${join(folder, String(event.file))}`;
     case "run-end":
@@ -48,6 +50,12 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+// The sign by which an agent showed that it took the conversation handed to it.
+function receiverSign(by: unknown): string {
+  const signs: Record<string, string> = { screen: "it showed it as its turn", working: "it worked on it", transcript: "its transcript records it", quota: "it reported its quota after answering" };
+  return signs[String(by)] ?? String(by);
 }
 
 // Where a run's part of the conversation came from, as the history says it.

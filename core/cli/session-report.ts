@@ -27,6 +27,8 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
     case "run-starting":
       return [`uuldana: ${opening(event.run, event.previous)}${options.commandKey === false ? "" : ` · ${event.commandKey} opens uuldana's prompt`}`];
     case "start-failed":
+      // handed the conversation, it never took it: the next entry is tried with the same conversation
+      if (event.run.took === false) return [`uuldana: ${event.run.entry} did not take over (${event.run.failure}); trying the next entry`];
       return [`uuldana: ${event.run.entry} could not start (${event.run.failure})`];
     case "run-ended":
       return [...event.run.hookProblems, ...(event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : [])];

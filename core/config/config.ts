@@ -26,6 +26,8 @@ export interface Config {
   handoffWorkspace: boolean;
   // the share of a quota window left (percent) at which the session moves on before the wall; undefined: never
   rotateAtPercentLeft: number | undefined;
+  // how long an agent started with the conversation has to show that it took it (seconds)
+  receiverSeconds: number;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -43,6 +45,7 @@ interface RawEntry {
   env?: Record<string, string>;
   args?: string[];
   rotate_at_percent_left?: number;
+  native_wait?: NativeWaitChoice;
 }
 
 interface RawConfig {
@@ -57,6 +60,7 @@ interface RawConfig {
   scrollback?: number;
   handoff_workspace?: boolean;
   rotate_at_percent_left?: number;
+  receiver_seconds?: number;
   packs?: string[];
   redact?: string[];
 }
@@ -89,6 +93,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     scrollback: user.scrollback ?? 5000,
     handoffWorkspace: user.handoff_workspace ?? false,
     rotateAtPercentLeft: user.rotate_at_percent_left,
+    receiverSeconds: user.receiver_seconds ?? 60,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
@@ -175,6 +180,7 @@ function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[
       env: expandedEnv,
       args: (raw.args ?? []).map((arg) => expandHome(arg, env)),
       ...(raw.rotate_at_percent_left !== undefined ? { rotateAtPercentLeft: raw.rotate_at_percent_left } : {}),
+      ...(raw.native_wait !== undefined ? { nativeWait: raw.native_wait } : {}),
       origin: "config",
     });
   });
@@ -313,5 +319,10 @@ export interface Entry {
   args: string[];
   // the entry's own rotate_at_percent_left, over the config's
   rotateAtPercentLeft?: number;
+  // what uuldana does when the agent offers to wait for its reset or switch its own model, over the manifest's default
+  nativeWait?: NativeWaitChoice;
   origin: "config" | "project" | "detected";
 }
+
+// At an agent's own wait or switch: uuldana leaves it and moves on, or lets the agent wait (or switch) by itself.
+export type NativeWaitChoice = "failover" | "allow";

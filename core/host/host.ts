@@ -48,6 +48,8 @@ export interface HostOptions {
   onDrawn?: () => void;
   // each line the user submits, as it is submitted
   onUserTurn?: (text: string) => void;
+  // the user typed something to the agent (any key)
+  onKey?: () => void;
 }
 
 export interface RunResult {
@@ -248,7 +250,10 @@ export function startRun(options: HostOptions): Run {
     typedAnything = true;
     const text = data.toString("utf8");
     detector?.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
-    if (toAgent) userTurns.add(text);
+    if (toAgent) {
+      userTurns.add(text);
+      options.onKey?.();
+    }
   };
 
   const onResize = (): void => {

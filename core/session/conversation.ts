@@ -206,7 +206,7 @@ function withoutBorders(line: string): string {
 }
 
 // The letters and digits of a text, in lower case: what is compared to find a message however it was drawn.
-function compact(text: string): string {
+export function compact(text: string): string {
   return text.toLowerCase().replace(NOT_WORDS, "");
 }
 

@@ -22,6 +22,7 @@ import { formatInstant, type Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
 import { saveSessionFile, type Journal } from "./journal.js";
 import { QuotaWatch } from "./quota-watch.js";
+import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
 import { recordQuota, type QuotaWindow } from "./quota-store.js";
 import type { LimitKind } from "../reader/reader.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
@@ -113,6 +114,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     signal: null,
     stoppedBy: null,
     failure: undefined,
+    took: undefined,
     limit: undefined,
     ignored: [],
     hookProblems: [],
@@ -279,6 +281,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   const onNative = (): void => {
     const reading = readNative();
     if (!reading || report.limit || runOver) return;
+    // numbers after an answer: the agent handed the conversation has taken it
+    receiver?.sign("quota");
     if (reading.exhausted) {
       const gone = reading.exhausted;
       nativeTimer ??= setTimeout(() => {
@@ -315,7 +319,11 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
         busy: hooks.busy,
       },
       redactLines: options.redactLines,
-      onDrawn: saveDrawnSoon,
+      onDrawn: () => {
+        saveDrawnSoon();
+        receiver?.drawn();
+      },
+      onKey: () => receiver?.typed(),
       onUserTurn: (text) => {
         options.journal.write("user", { entry: chosen.entry.key, text });
         // the conversation so far is kept current at each turn, in a file of its own
@@ -348,10 +356,32 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   options.stopped.addEventListener("abort", stopRun);
   if (options.stopped.aborted) stopRun();
   options.active(run.agent.pid);
+  const startedAt = new Date();
+  // an agent handed the conversation must show that it took it; one that does not in time is stopped, and the walk
+  // goes on to the next entry (it did not hit a limit: it does not rest)
+  let receiverFailure: Extract<ReceiverOutcome, { took: false }> | undefined;
+  const receiver = options.prompt
+    ? new ReceiverWatch({
+        seconds: context.config.receiverSeconds,
+        prompt: options.prompt,
+        signs: {
+          screen: () => run.screen.read({ conversation: true }),
+          busy: (visible) => hooks.busy(visible),
+          transcriptTurn: () =>
+            hooks.hasTranscript && hooks.transcript({ cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user") === true,
+        },
+        decided: (outcome) => {
+          const lines = outcome.took ? {} : { reason: outcome.reason, lines: options.redactLines(outcome.lines) };
+          options.journal.write("receiver", { entry: chosen.entry.key, took: outcome.took, ...(outcome.took ? { by: outcome.by, after_ms: outcome.afterMs } : lines) });
+          if (outcome.took || report.limit || runOver) return;
+          receiverFailure = outcome;
+          stopping ??= run.stop();
+        },
+      })
+    : undefined;
   // the agent's own quota numbers, read whenever the files it writes them to change
   const quotaWatch = hooks.hasQuota ? new QuotaWatch(hooks.quotaFiles(quotaQuery), onNative) : undefined;
   let ended: RunResult;
-  const startedAt = new Date();
   try {
     // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
     // Written once a crash of uuldana can stop the agent, so a journal that cannot be written (a full disk) stops it too
@@ -359,8 +389,15 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     ended = await run.result;
     await stopping;
     await cooldownWritten;
+    // an agent that exited by itself before it took the conversation (and before the user typed to it) failed to start
+    if (receiver && !receiver.decided && !report.limit && !ended.typed) {
+      const how = ended.signal ? `was killed by signal ${ended.signal}` : `exited with status ${ended.exitCode}`;
+      const outcome = await receiver.exited(how);
+      if (!outcome.took) receiverFailure = outcome;
+    }
   } finally {
     runOver = true;
+    receiver?.close();
     quotaWatch?.close();
     clearTimeout(nativeTimer);
     clearTimeout(drawnTimer);
@@ -398,7 +435,11 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     durationMs: ended.durationMs,
     userTurns: ended.userTurns.length,
   } satisfies Partial<RunReport>);
-  if (!report.limit && !options.stopped.aborted && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {
+  report.took = receiver ? receiver.decided?.took ?? false : undefined;
+  if (receiverFailure && !report.limit && !options.stopped.aborted) {
+    report.end = "failed-start";
+    report.failure = oneLine(receiverFailure, options.redact);
+  } else if (!report.limit && !options.stopped.aborted && ended.exitCode !== 0 && ended.durationMs < FAILED_START_MS && !ended.typed) {
     report.end = "failed-start";
     report.failure = `it exited with status ${ended.exitCode} at once`;
   }
@@ -426,6 +467,13 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
 }
 
 // --- internal ---
+
+// A receiver that did not take the conversation, in one line: why, and the last line its screen showed.
+function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (text: string) => string): string {
+  const last = failure.lines.at(-1)?.trim();
+  const shown = last ? `; its screen ends "${escapeControls(redact(last)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
+  return `${failure.reason}${shown}`;
+}
 
 // What a stop means for this session: until when the entry rests, and whether another entry takes over.
 function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMinutes: number, options: EntryRunOptions): LimitEvent {

@@ -47,6 +47,8 @@ export interface RunReport {
   stoppedBy: StopStep | null;
   // why it could not start (end "failed-start")
   failure: string | undefined;
+  // for a run handed the conversation: whether it showed that it took it (undefined: nothing was handed to it)
+  took: boolean | undefined;
   limit: LimitEvent | undefined;
   // limit-like text the agent went on working past: when, and what
   ignored: { at: number; text: string }[];

@@ -77,6 +77,8 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   let runIndex = options.resume?.parts.length ?? 0;
   // a start that failed at once, kept to end the session with when no other entry can run
   let failed: RunReport | undefined;
+  // why each entry tried since the last failover could not take over, for the lines said when nothing else can run
+  const failures = new Map<string, string>();
   const stopped = options.stop ?? new AbortController().signal;
   const finish = (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): SessionResult => {
     journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
@@ -106,7 +108,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
       const chosen = candidates.find((row) => row.eligible);
       if (!chosen && failed) return finish(endOf(failed));
-      if (!chosen) return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: nothingCanRun(ordered, ceiling) }, "no entry can run");
+      if (!chosen) return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: nothingCanRun(ordered, ceiling, failures) }, "no entry can run");
       // the arguments after -- may not start the first agent at another level than its banner names
       const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
       if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
@@ -158,10 +160,12 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       runs.push(report);
       tried.add(chosen.entry.key);
       if (report.end === "failed-start") {
-        journal.write("start-failed", { entry: chosen.entry.key, reason: report.failure });
+        journal.write("start-failed", { entry: chosen.entry.key, reason: report.failure, ...(report.took === false ? { receiver: true } : {}) });
         emit({ type: "start-failed", run: report });
-        // one that never ran leaves nothing to end the session with; one that exited at once does
-        failed = report.exitCode === null ? undefined : report;
+        failures.set(chosen.entry.key, `could not take over: ${report.failure}`);
+        // one that never ran leaves nothing to end the session with; one that exited at once does, unless it was handed
+        // the conversation and never took it (then no entry could carry it on)
+        failed = report.exitCode === null || report.took === false ? undefined : report;
         continue;
       }
       failed = undefined;
@@ -171,6 +175,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       if (report.limit?.action === "failover") {
         journal.write("handoff-from", { entry: chosen.entry.key, reason: report.limit.reason, stopped_by: report.stoppedBy ?? "exit" });
         tried.clear();
+        failures.clear();
         tried.add(chosen.entry.key);
         continue;
       }
@@ -229,10 +234,11 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
   return [rows[index]!, ...rows.slice(0, index), ...rows.slice(index + 1)];
 }
 
-function nothingCanRun(rows: Assessment[], ceiling: Level): NothingCanRun {
+function nothingCanRun(rows: Assessment[], ceiling: Level, failures: ReadonlyMap<string, string>): NothingCanRun {
   const firstReturn = rows
     .map((row) => row.restingUntil)
     .filter((until): until is Date => until !== undefined)
     .sort((a, b) => a.getTime() - b.getTime())[0];
-  return { ceiling, entries: rows.map((row) => ({ entry: row.entry.key, reasons: row.reasons })), firstReturn };
+  const reasons = (row: Assessment): string[] => (row.reasons.length ? row.reasons : [failures.get(row.entry.key)].filter((reason) => reason !== undefined));
+  return { ceiling, entries: rows.map((row) => ({ entry: row.entry.key, reasons: reasons(row) })), firstReturn };
 }
