@@ -45,6 +45,10 @@ export function describeEnding(result: SessionResult): string {
     return `uuldana: stopped by ${result.signal}${moved ? ` (${gone(moved, moved.limit!)})` : ""}\n`;
   }
   const lines = last.ignored.map((ignored) => `uuldana: ${describeIgnored(ignored)}`);
+  if (last.limit?.action === "left to the agent") {
+    const what = last.limit.offer?.kind === "switch" ? "switch to another model" : "wait for its reset";
+    lines.push(`uuldana: ${last.entry} said its usage allowance is gone (${limitName(last.limit)}; rests until ${formatInstant(last.limit.restsUntil)}); native_wait is "allow", so it was left to ${what} by itself`);
+  }
   if (last.limit?.action === "kept running") {
     lines.push(`uuldana: ${last.entry} said its usage allowance is gone (${limitName(last.limit)}; rests until ${formatInstant(last.limit.restsUntil)}); ${last.limit.why} so it keeps running`);
   }

@@ -76,6 +76,8 @@ export interface Run {
   stop(options?: { keys?: boolean }): Promise<StopResult>;
   // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
   warn(on: boolean): void;
+  // After a stop the session left to the agent: its screen is read on for a new limit message.
+  readOn(): void;
   // The run's last drawn lines, redacted (see DrawnLines.tail).
   drawnTail(): string[];
   // Resolves at the next turn boundary: the agent quiet for quietMs and not showing that it works, uuldana's prompt
@@ -373,6 +375,7 @@ export function startRun(options: HostOptions): Run {
       if (interactive && !exited) stdout.write(titleSequence(formatTitle(titles.agentTitle)));
     },
     drawnTail: () => drawnLines.tail(),
+    readOn: () => detector?.reopen(),
     atTurnBoundary(quietMs) {
       return new Promise((resolve) => {
         const look = (): void => {

@@ -142,6 +142,13 @@ export class Detector {
     return [];
   }
 
+  // After a stop that was left to the agent (it waits for its reset by itself): read on for what it draws next, so
+  // that a new limit message counts again (the lines already read stay read).
+  reopen(): void {
+    this.finished = false;
+    this.candidate = undefined;
+  }
+
   // Whether tick(at) would stop for quiet and the provider's busy test should see the screen first.
   needsScreen(at: number): boolean {
     const candidate = this.candidate;

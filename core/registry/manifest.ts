@@ -58,8 +58,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
   regex("/version/pattern", manifest.version.pattern, plain);
   if (manifest.prompt?.ready) regex("/prompt/ready", manifest.prompt.ready, plain);
   manifest.limit_phrases?.forEach((phrase, i) => regex(`/limit_phrases/${i}`, phrase, compilePhrase));
-  for (const field of ["chrome", "busy"] as const) {
-    manifest[field]?.forEach((pattern, i) => {
+  const lineFields = [
+    ["chrome", manifest.chrome],
+    ["busy", manifest.busy],
+    ["native_wait/waits", manifest.native_wait?.waits],
+    ["native_wait/switches", manifest.native_wait?.switches],
+  ] as const;
+  for (const [field, patterns] of lineFields) {
+    patterns?.forEach((pattern, i) => {
       const problem = checkLinePattern(pattern);
       if (!problem) return;
       const pointer = `/${field}/${i}`;

@@ -42,6 +42,9 @@ export interface Manifest {
   // not given when the run's arguments hold one of the flags in unless (the CLI's own ways of picking a session)
   session_id?: { args: string[]; unless?: string[] };
   models?: { names?: string[]; flag?: string; switch_keys?: string[] };
+  // what the agent does at a limit by itself (the lines it shows while it waits for its reset, or after it switched
+  // its own model), and what uuldana does then by default
+  native_wait?: { waits?: string[]; switches?: string[]; default: "failover" | "allow" };
   quota?: { source: string; settings_flag?: string };
   adapter?: string;
 }

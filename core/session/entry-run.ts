@@ -12,6 +12,7 @@ import type { DrawnAround } from "../host/drawn-lines.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
 import type { NativeQuota, QuotaQuery, Transcript, TranscriptQuery, Turn } from "../registry/adapter.js";
+import { compileLinePatterns } from "../registry/patterns.js";
 import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
 import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
@@ -222,11 +223,44 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       options.journal.write("left", { entry, text: event.text, score: event.verdict.score, ...outcome });
       return;
     }
-    if (report.limit) return;
+    // after a limit left to the agent's own wait, a new limit message counts again: left to it again while its screen
+    // shows a wait, else the agent has stopped for good and the session moves on
+    const offer = event.after === "failing exit" ? undefined : ownOffer();
+    if (report.limit && report.limit.action !== "left to the agent") return;
     // the agent's own numbers, when they say the same, make the one event native, with the printed text beside them
     const native = (lastNative?.exhausted ? lastNative : readNative())?.exhausted;
     const printed = limitEvent(event, context.config.cooldownMinutes, options);
-    settle(native ? withNative(printed, native, context.config.cooldownMinutes) : printed, { score: event.verdict.score, ...outcome });
+    const limit = native ? withNative(printed, native, context.config.cooldownMinutes) : printed;
+    settle(offered(limit, offer), { score: event.verdict.score, ...outcome });
+  };
+
+  // What the agent itself offers at a limit, by the lines its screen shows now: a wait for its reset, or a switch to
+  // another model; and what uuldana does about it (the entry's native_wait, else its manifest's default).
+  const waitsLine = compileLinePatterns(manifest.native_wait?.waits ?? []);
+  const switchesLine = compileLinePatterns(manifest.native_wait?.switches ?? []);
+  const choice = chosen.entry.nativeWait ?? manifest.native_wait?.default ?? "failover";
+  const ownOffer = (): NonNullable<LimitEvent["offer"]> | undefined => {
+    if (!manifest.native_wait) return undefined;
+    const visible = run.screen.visible();
+    const kind = visible.some(waitsLine) ? "wait" : visible.some(switchesLine) ? "switch" : undefined;
+    return kind ? { kind, choice } : undefined;
+  };
+  const offered = (limit: LimitEvent, offer: LimitEvent["offer"]): LimitEvent =>
+    !offer ? limit : { ...limit, offer, ...(offer.choice === "allow" && limit.action === "failover" ? { action: "left to the agent" as const } : {}) };
+  // An agent that switched itself to another model at a limit carries on, and the reader lets it. With native_wait
+  // "allow" the switch is recorded once; with "failover" it is the limit of the model it left, and the session moves
+  // on. Looked for in what the agent draws only when its manifest names such lines.
+  let switchSeen = false;
+  const watchSwitch = (): void => {
+    if (switchSeen || !manifest.native_wait?.switches || report.limit || runOver) return;
+    const line = run.screen.visible().find(switchesLine)?.trim();
+    if (!line) return;
+    switchSeen = true;
+    if (choice === "allow") {
+      options.journal.write("native-switch", { entry: chosen.entry.key, text: line, native_wait: "allow" });
+      return;
+    }
+    settle({ ...nativeSwitch(line, context.config.cooldownMinutes, options), offer: { kind: "switch", choice } });
   };
 
   // The one place a limit event is settled, printed or native: journaled, the entry rested, the agent stopped.
@@ -243,6 +277,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       reset_at: limit.resetAt,
       after: limit.after,
       ...(limit.window ? { window: limit.window.name, percent_left: limit.window.percentLeft, threshold: limit.window.threshold } : {}),
+      ...(limit.offer ? { offer: limit.offer.kind, native_wait: limit.offer.choice, action: limit.action } : {}),
       ...more,
     });
     saveDrawn();
@@ -255,6 +290,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       limit.cooldownNotice = write.notice;
     });
     if (limit.action === "failover") stopping = run.stop();
+    if (limit.action === "left to the agent") run.readOn();
   };
 
   // The agent's own quota numbers: each reading kept (the entry's latest in the data dir, a change in the journal);
@@ -322,6 +358,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       onDrawn: () => {
         saveDrawnSoon();
         receiver?.drawn();
+        watchSwitch();
       },
       onKey: () => receiver?.typed(),
       onUserTurn: (text) => {
@@ -406,6 +443,11 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     restoreTerminal();
   }
   saveDrawn();
+  // a limit left to the agent's own wait: the agent exiting with a failing status meanwhile has stopped for good
+  if (report.limit?.action === "left to the agent" && !options.stopped.aborted && (ended.exitCode !== 0 || ended.signal) && options.failover) {
+    report.limit.action = "failover";
+    options.journal.write("limit-taken-back", { entry: chosen.entry.key, why: ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}` });
+  }
   // the adapter's reading of the turns on the screen, where the general reading of its screen is wrong for it
   const turns = hooks.conversation(ended.conversation);
   const conversation = turns ? turns.map(formatTurn).join("\n") : ended.conversation;
@@ -498,6 +540,23 @@ function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMin
 function withNative(printed: LimitEvent, native: NonNullable<NativeQuota["exhausted"]>, cooldownMinutes: number): LimitEvent {
   const resetAt = native.reset_at ?? printed.resetAt;
   return { ...printed, source: "native", kind: (native.kind as LimitKind | undefined) ?? printed.kind, resetAt, restsUntil: restUntil(resetAt, cooldownMinutes) };
+}
+
+// The agent switched itself to another model at a limit (native_wait "failover"): that model's allowance is gone.
+function nativeSwitch(text: string, cooldownMinutes: number, options: EntryRunOptions): LimitEvent {
+  return {
+    source: "inferred",
+    reason: "limit",
+    kind: "per-model",
+    resetAt: null,
+    text,
+    after: "its own switch",
+    restsUntil: restUntil(null, cooldownMinutes),
+    rested: false,
+    action: options.failover ? "failover" : "kept running",
+    why: options.failover ? undefined : options.why,
+    cooldownNotice: undefined,
+  };
 }
 
 // The allowance gone by the agent's own account, with nothing printed that the reader took for it.

@@ -75,15 +75,20 @@ export interface LimitEvent {
   resetAt: string | null;
   // the printed message, or the agent's own words or numbers when nothing was printed
   text: string;
-  // what made it a stop: the agent went quiet after the text, exited with a failing status, or said so itself
-  after: "quiet" | "failing exit" | "native" | "turn boundary";
+  // what made it a stop: the agent went quiet after the text, exited with a failing status, said so itself, or
+  // switched itself to another model
+  after: "quiet" | "failing exit" | "native" | "turn boundary" | "its own switch";
   // for a rotation: the window that was nearly spent and the share of it left
   window?: { name: string; percentLeft: number; threshold: number } | undefined;
   restsUntil: Date;
   // whether the cooldown table holds the rest (a busy table is written later)
   rested: boolean;
-  // the session moved on to the next entry, or kept this one running (failover off, no other entry, stopped by a signal)
-  action: "failover" | "kept running" | "stopped";
+  // the session moved on to the next entry, or kept this one running (failover off, no other entry, stopped by a
+  // signal), or left the agent to wait for its reset (or switch its model) by itself (native_wait "allow")
+  action: "failover" | "kept running" | "stopped" | "left to the agent";
+  // what the agent itself offered at this limit (its screen showed it waiting for its reset, or switched to another
+  // model) and what uuldana chose (the entry's or its manifest's native_wait)
+  offer?: { kind: "wait" | "switch"; choice: "failover" | "allow" } | undefined;
   // why the agent was left running, when it was
   why: string | undefined;
   cooldownNotice: string | undefined;
