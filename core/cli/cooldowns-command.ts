@@ -1,5 +1,5 @@
 import type { Context } from "../config/context.js";
-import { readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
+import { modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
 import { formatInstant } from "../session/eligibility.js";
 import { UuldanaError } from "../base/errors.js";
 import { redactorFor } from "../config/redaction.js";
@@ -27,6 +27,7 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
       source: row.source,
       kind: row.kind ?? null,
       text: text(row),
+      ...(row.model ? { model: row.model } : {}),
     }));
     return result(JSON.stringify(json, null, 2) + "\n", stderr);
   }
@@ -58,8 +59,9 @@ export async function clearCooldowns(context: Context, entry: string | undefined
   const write = await updateCooldowns(
     context.dirs.data,
     (entries) => {
-      cleared = entry ? (entries.delete(entry) ? [entry] : []) : [...entries.keys()];
-      if (!entry) entries.clear();
+      // an entry's rest and the rests of its models
+      cleared = [...entries].filter(([key, row]) => !entry || key === entry || (row.model !== undefined && key === modelKey(entry, row.model))).map(([key]) => key);
+      for (const key of cleared) entries.delete(key);
     },
     new Date(),
     { keep: false },

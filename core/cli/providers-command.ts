@@ -5,7 +5,7 @@ import { UuldanaError, formatError } from "../base/errors.js";
 import type { Context } from "../config/context.js";
 import { loadManifestFile } from "../registry/manifest.js";
 import { listManifestFiles } from "../registry/packs.js";
-import { formatInstant, type Assessment } from "../session/eligibility.js";
+import { describeRestingModels, formatInstant, type Assessment } from "../session/eligibility.js";
 import { assessProviders, type ListOptions } from "../session/priority.js";
 import { result, type CommandResult } from "./result.js";
 import { renderTable } from "./table.js";
@@ -28,7 +28,7 @@ export async function listProviders(context: Context, options: ListOptions = {})
       row.level ?? "-",
       row.prompt,
       row.restingUntil ? formatInstant(row.restingUntil) : "-",
-      row.eligible ? "ready" : row.reasons.join("; "),
+      (row.eligible ? "ready" : row.reasons.join("; ")) + (row.restingModels.length ? ` (model resting: ${describeRestingModels(row.restingModels)})` : ""),
     ]),
   );
   const first = rows.find((row) => row.eligible);
@@ -84,6 +84,8 @@ function toJson(row: Assessment): Record<string, unknown> {
     level: row.level,
     prompt: row.prompt,
     resting_until: row.restingUntil?.toISOString() ?? null,
+    // the models that rest on their own after a per-model limit: the entry runs on another
+    resting_models: row.restingModels.map((one) => ({ model: one.model, until: one.until.toISOString() })),
     eligible: row.eligible,
     reasons: row.reasons,
   };

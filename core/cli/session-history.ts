@@ -39,6 +39,10 @@ function describe(event: JournalEvent, folder: string): string | undefined {
       return `${event.entry} skipped: ${Array.isArray(event.reasons) ? event.reasons.join("; ") : String(event.reasons)}`;
     case "start-failed":
       return `${event.entry} ${event.receiver === true ? "did not take over" : "could not start"}: ${event.reason}`;
+    case "switched":
+      return `${event.entry} switched from ${String(event.from)} to ${String(event.to)} in place`;
+    case "switch-failed":
+      return `${event.entry} could not switch from ${String(event.from)} to ${String(event.to)}: ${String(event.reason)}`;
     case "receiver":
       return event.took === true ? `${event.entry} took the conversation (${receiverSign(event.by)})` : undefined;
     case "conversation":

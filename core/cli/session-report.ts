@@ -31,7 +31,11 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
       if (event.run.took === false) return [`uuldana: ${event.run.entry} did not take over (${event.run.failure}); trying the next entry`];
       return [`uuldana: ${event.run.entry} could not start (${event.run.failure})`];
     case "run-ended":
-      return [...event.run.hookProblems, ...(event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : [])];
+      return [
+        ...event.run.switches.map((one) => `uuldana: ${event.run.entry} switched from ${one.from} to ${one.to} at the ${one.from} model's limit; ${one.from} rests until ${formatInstant(one.restsUntil)}`),
+        ...event.run.hookProblems,
+        ...(event.run.limit?.cooldownNotice ? [cooldownLine(event.run, event.run.limit)] : []),
+      ];
   }
 }
 

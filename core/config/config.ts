@@ -46,6 +46,7 @@ interface RawEntry {
   args?: string[];
   rotate_at_percent_left?: number;
   native_wait?: NativeWaitChoice;
+  switch_models?: boolean;
 }
 
 interface RawConfig {
@@ -181,6 +182,7 @@ function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[
       args: (raw.args ?? []).map((arg) => expandHome(arg, env)),
       ...(raw.rotate_at_percent_left !== undefined ? { rotateAtPercentLeft: raw.rotate_at_percent_left } : {}),
       ...(raw.native_wait !== undefined ? { nativeWait: raw.native_wait } : {}),
+      ...(raw.switch_models ? { switchModels: true } : {}),
       origin: "config",
     });
   });
@@ -321,6 +323,8 @@ export interface Entry {
   rotateAtPercentLeft?: number;
   // what uuldana does when the agent offers to wait for its reset or switch its own model, over the manifest's default
   nativeWait?: NativeWaitChoice;
+  // at a per-model limit, switch to another model inside the same agent before failing over
+  switchModels?: boolean;
   origin: "config" | "project" | "detected";
 }
 

@@ -1,7 +1,6 @@
-import { parseKeyStep } from "./keys.js";
+import { typeKeys } from "./keys.js";
 import type { AgentPty } from "../terminal/pty.js";
 import { groupRunning, signalGroup } from "../base/process.js";
-import { sleep } from "../base/time.js";
 
 // Which step of the graceful stop ended the agent.
 // How a manifest says its agent is left: keys to type, how long to wait, then signals to its group.
@@ -19,8 +18,6 @@ export interface StopResult {
   durationMs: number;
 }
 
-const STEP_GAP_MS = 80;
-const PAUSE_MS = 400;
 
 // Stops an agent as its manifest says: type the exit keys (each step a separate write, so text and Enter are not
 // taken for one paste), wait, then signal its process group in turn, then KILL. Nothing of the group is left.
@@ -35,14 +32,7 @@ export async function stopAgent(agent: AgentPty, exit: ExitSteps = {}, options: 
   if (await exitedWithin(agent, 0)) return finish("exited");
   agent.letGo();
   if (options.keys !== false && exit.keys?.length) {
-    for (const raw of exit.keys) {
-      if (done) break;
-      const step = parseKeyStep(raw);
-      if (!step) continue;
-      if (step.kind === "key" && step.name === "pause") await sleep(PAUSE_MS);
-      else agent.write(step.kind === "text" ? step.text : step.bytes);
-      await sleep(STEP_GAP_MS);
-    }
+    await typeKeys(agent, exit.keys, () => done);
     if (await exitedWithin(agent, (exit.wait_seconds ?? 3) * 1000)) return finish("keys");
   }
   for (const signal of (exit.signals ?? ["SIGHUP", "SIGTERM"]) as ("SIGINT" | "SIGHUP" | "SIGTERM")[]) {

@@ -34,7 +34,8 @@ export function modelPatterns(names: readonly string[] = NO_NAMES): ModelPattern
   const named = bare.length ? `(?<!\\w)(?:${bare.join("|")})(?!\\w)` : undefined;
   const name = [String.raw`\bmodel\b`, SHAPE, ...(named ? [named] : [])].join("|");
   const limit = String.raw`(?:\s+\d[\w.]*)?\s+(?:usage\s+)?(?:limit|quota)s?\b`;
-  const perModel = new RegExp([String.raw`\bmodel\b`, SHAPE, ...(named ? [`${named}${limit}`] : [])].join("|"), "iu");
+  // "Opus limit", and a family of models by a known name ("all Pro models")
+  const perModel = new RegExp([String.raw`\bmodel\b`, SHAPE, ...(named ? [`${named}${limit}`, `${named}\\s+models\\b`] : [])].join("|"), "iu");
   const patterns = { name, perModel };
   cache.set(names, patterns);
   return patterns;

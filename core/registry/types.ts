@@ -41,7 +41,9 @@ export interface Manifest {
   // how the caller chooses the CLI's session id (a UUID, {id} in the arguments): its transcript is then found by it;
   // not given when the run's arguments hold one of the flags in unless (the CLI's own ways of picking a session)
   session_id?: { args: string[]; unless?: string[] };
-  models?: { names?: string[]; flag?: string; switch_keys?: string[] };
+  // the models the CLI offers, the flag that picks one, and how to switch in place at a per-model limit: the keys to
+  // type ({model} for its name), the models to switch to, and whether the CLI then sends the refused request again
+  models?: { names?: string[]; flag?: string; switch_keys?: string[]; switch_to?: string[]; retries?: boolean };
   // what the agent does at a limit by itself (the lines it shows while it waits for its reset, or after it switched
   // its own model), and what uuldana does then by default
   native_wait?: { waits?: string[]; switches?: string[]; default: "failover" | "allow" };

@@ -12,6 +12,8 @@ export interface Cooldown {
   source: "inferred" | "native" | "manual";
   kind: string | undefined;
   text: string | undefined;
+  // a rest of one model only (the row keyed "<entry>@<model>"): the entry runs, on another model
+  model?: string | undefined;
 }
 
 export interface CooldownTable {
@@ -179,6 +181,7 @@ function serialize(entries: Map<string, Cooldown>, now: Date): string {
       source: row.source,
       kind: row.kind ?? null,
       text: row.text ?? null,
+      ...(row.model ? { model: row.model } : {}),
     };
   }
   return JSON.stringify({ version: 1, entries: rows }, null, 2) + "\n";
@@ -249,5 +252,20 @@ function toCooldown(value: unknown): Cooldown | undefined {
     source: row.source === "native" || row.source === "manual" ? row.source : "inferred",
     kind: typeof row.kind === "string" ? row.kind : undefined,
     text: typeof row.text === "string" ? row.text : undefined,
+    ...(typeof row.model === "string" && row.model ? { model: row.model } : {}),
   };
+}
+
+// The key of a rest of one model of an entry.
+export function modelKey(entry: string, model: string): string {
+  return `${entry}@${model}`;
+}
+
+// The models of an entry that rest at this moment.
+export function restingModels(table: CooldownTable, entry: string, now: Date): { model: string; until: Date }[] {
+  const rows: { model: string; until: Date }[] = [];
+  for (const [key, row] of table.entries) {
+    if (row.model && key === modelKey(entry, row.model) && row.until.getTime() > now.getTime()) rows.push({ model: row.model, until: row.until });
+  }
+  return rows;
 }

@@ -1,5 +1,5 @@
 import type { CooldownTable } from "./cooldowns.js";
-import { restingUntil } from "./cooldowns.js";
+import { restingModels, restingUntil } from "./cooldowns.js";
 import type { Detection } from "../registry/detect.js";
 import { LEVELS, pickLevel, type Level } from "../config/levels.js";
 import { strayEnvReason, strayFlagReason, strayPermissionEnv, strayPermissionFlag } from "../registry/permission-flags.js";
@@ -18,6 +18,8 @@ export interface Assessment {
   levelReasons: string[];
   prompt: PromptMode;
   restingUntil: Date | undefined;
+  // the models of the entry that rest on their own (a per-model limit): it runs, on another model
+  restingModels: { model: string; until: Date }[];
   eligible: boolean;
   reasons: string[];
 }
@@ -68,11 +70,12 @@ export function assessEntry(
   const detection = detections.get(entry.id);
   const reasons: string[] = [];
   const resting = restingUntil(context.cooldowns, entry.key, context.now);
+  const models = restingModels(context.cooldowns, entry.key, context.now);
   if (resting) reasons.push(`resting until ${formatInstant(resting)}`);
   if (!manifest) {
     // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
     reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
-    return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, eligible: false, reasons };
+    return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, restingModels: models, eligible: false, reasons };
   }
   // a probe's problem quotes what the program printed
   const problem = detection?.problem === undefined ? undefined : escapeControls(detection.problem);
@@ -94,7 +97,12 @@ export function assessEntry(
   reasons.push(...levelReasons);
   const prompt = manifest.prompt?.mode ?? "none";
   if (context.handoff && prompt === "none") reasons.push(NO_PROMPT_REASON);
-  return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, eligible: reasons.length === 0, reasons };
+  return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, restingModels: models, eligible: reasons.length === 0, reasons };
+}
+
+// "opus until 2026-12-01 14:05 UTC, sonnet until …": the models of an entry that rest on their own.
+export function describeRestingModels(models: readonly { model: string; until: Date }[]): string {
+  return models.map((row) => `${escapeControls(row.model)} until ${formatInstant(row.until)}`).join(", ");
 }
 
 // "2026-12-01 14:05 UTC": short, unambiguous, the same on every machine.

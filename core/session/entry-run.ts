@@ -16,14 +16,17 @@ import { compileLinePatterns } from "../registry/patterns.js";
 import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
 import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
-import { classifyText } from "../reader/reader.js";
+import { classifyText, type Verdict } from "../reader/reader.js";
 import { restoreTerminal } from "../terminal/tty.js";
 import { updateCooldowns } from "./cooldowns.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
 import { saveSessionFile, type Journal } from "./journal.js";
 import { QuotaWatch } from "./quota-watch.js";
-import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
+import { avoidResting, exhaustedModel, modelOf, switchTarget } from "./model-switch.js";
+import { SwitchAttempt } from "./switch-attempt.js";
+import { ReceiverWatch, type ReceiverOutcome, type ReceiverSigns } from "./receiver.js";
+import { modelKey } from "./cooldowns.js";
 import { recordQuota, type QuotaWindow } from "./quota-store.js";
 import type { LimitKind } from "../reader/reader.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
@@ -87,7 +90,10 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   // the CLI's session id, chosen by uuldana where the CLI lets its caller choose: its transcript is found by it
   const sessionId = chooseSessionId(manifest, [...chosen.entry.args, ...options.agentArgs]);
   const idArgs = sessionId ? manifest.session_id!.args.map((arg) => arg.replaceAll("{id}", sessionId)) : [];
-  const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...idArgs, ...chosen.entry.args, ...options.agentArgs];
+  // a model that rests on its own (it ran out at an earlier per-model limit) is not the one this run starts with
+  const restingModels = new Set(chosen.restingModels.map((row) => row.model));
+  const userArgs = avoidResting([...chosen.entry.args, ...options.agentArgs], manifest, restingModels);
+  const args = [...(manifest.args ?? []), ...(flags.args ?? []), ...idArgs, ...userArgs.args];
   const promptMode = manifest.prompt?.mode ?? "none";
   if (options.prompt && promptMode === "argv") args.push(options.prompt);
   if (options.prompt && promptMode === "flag") args.push(manifest.prompt!.flag!, options.prompt);
@@ -119,6 +125,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     limit: undefined,
     ignored: [],
     hookProblems: [],
+    switches: [],
     durationMs: 0,
     userTurns: 0,
     conversationFrom: "screen",
@@ -226,12 +233,61 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     // after a limit left to the agent's own wait, a new limit message counts again: left to it again while its screen
     // shows a wait, else the agent has stopped for good and the session moves on
     const offer = event.after === "failing exit" ? undefined : ownOffer();
-    if (report.limit && report.limit.action !== "left to the agent") return;
+    if (switching || (report.limit && report.limit.action !== "left to the agent")) return;
     // the agent's own numbers, when they say the same, make the one event native, with the printed text beside them
     const native = (lastNative?.exhausted ? lastNative : readNative())?.exhausted;
     const printed = limitEvent(event, context.config.cooldownMinutes, options);
     const limit = native ? withNative(printed, native, context.config.cooldownMinutes) : printed;
-    settle(offered(limit, offer), { score: event.verdict.score, ...outcome });
+    const more = { score: event.verdict.score, ...outcome };
+    // a limit of one model: another model of the same agent first, when the entry asks for it
+    const from = event.after !== "failing exit" && !report.limit ? switchable(limit) : undefined;
+    if (from) void switchModel(limit, from.model, from.to, () => settle(offered(limit, offer), more));
+    else settle(offered(limit, offer), more);
+  };
+
+  // In-place model switch (the entry's switch_models): at a per-model limit whose model is known and another one is
+  // left, type the manifest's switch keys, see the new model named on the screen, ask the agent to go on (unless the
+  // CLI retries by itself) and see it take that turn; the model that ran out rests on its own. Anything less: the
+  // limit takes its usual course.
+  let switching = false;
+  // the model the agent runs on, when known: the one its arguments chose, then each it was switched to
+  let currentModel = modelOf(userArgs.args, manifest);
+  let switcher: SwitchAttempt | undefined;
+  const switchable = (limit: LimitEvent): { model: string; to: string } | undefined => {
+    if (!chosen.entry.switchModels || !manifest.models?.switch_keys?.length || limit.kind !== "per-model") return undefined;
+    const model = exhaustedModel(limit.text, manifest, currentModel);
+    const to = model === undefined ? undefined : switchTarget(manifest, model, restingModels);
+    return model !== undefined && to !== undefined ? { model, to } : undefined;
+  };
+  const switchModel = async (limit: LimitEvent, from: string, to: string, fail: () => void): Promise<void> => {
+    switching = true;
+    const entry = chosen.entry.key;
+    options.journal.write("switch", { entry, from, to, text: limit.text });
+    switcher ??= new SwitchAttempt(
+      { visible: () => run.screen.visible(), write: (data) => run.agent.write(data), busy: (visible) => hooks.busy(visible), classify, over: () => runOver },
+      manifest,
+      { seconds: context.config.receiverSeconds, quietMs: context.config.quietSeconds * 1000 },
+    );
+    const failed = await switcher.to(to);
+    switching = false;
+    if (runOver) return;
+    if (failed) {
+      options.journal.write("switch-failed", { entry, from, to, reason: failed });
+      fail();
+      return;
+    }
+    restingModels.add(from);
+    currentModel = to;
+    report.switches.push({ from, to, restsUntil: limit.restsUntil });
+    options.journal.write("switched", { entry, from, to, reset_at: limit.resetAt });
+    cooldownWritten = Promise.all([
+      cooldownWritten,
+      updateCooldowns(context.dirs.data, (entries) => {
+        entries.set(modelKey(entry, from), { until: limit.restsUntil, since: new Date(), source: limit.source, kind: "per-model", text: options.redact(limit.text), model: from });
+      }).then((write) => options.journal.write("cooldown", { entry: modelKey(entry, from), model: from, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }) })),
+    ]);
+    // the agent goes on: its next limit counts again
+    run.readOn();
   };
 
   // What the agent itself offers at a limit, by the lines its screen shows now: a wait for its reset, or a switch to
@@ -293,6 +349,20 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     if (limit.action === "left to the agent") run.readOn();
   };
 
+  // How a run shows that it took a turn uuldana handed it: its screen, its work, its transcript (whose first user
+  // turn is the prompt it was started with).
+  const receiverSigns = (prompt: string | undefined): ReceiverSigns => ({
+    screen: () => run.screen.read({ conversation: true }),
+    busy: (visible) => hooks.busy(visible),
+    transcriptTurn: () =>
+      prompt !== undefined &&
+      hooks.hasTranscript &&
+      hooks.transcript({ cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user" && turn.text.includes(prompt.split("\n")[0]!)) === true,
+  });
+
+  // The reader for this run: the general reader with the provider's wording, models and classifier.
+  const classify = (text: string): Verdict => classifyText(text, { now: new Date(), timeZone, locale, phrases, models: options.models, provider: hooks.classify });
+
   // The agent's own quota numbers: each reading kept (the entry's latest in the data dir, a change in the journal);
   // one that says the allowance is gone stops the run once the agent has had time to say so itself (the two are
   // then one event); one at or below the rotation threshold moves the session on at the next turn boundary.
@@ -317,12 +387,12 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   const onNative = (): void => {
     const reading = readNative();
     if (!reading || report.limit || runOver) return;
-    // numbers after an answer: the agent handed the conversation has taken it
+    // numbers after an answer: the agent handed the conversation (or asked to go on after a switch) has taken it
     receiver?.sign("quota");
     if (reading.exhausted) {
       const gone = reading.exhausted;
       nativeTimer ??= setTimeout(() => {
-        if (!report.limit && !runOver) settle(nativeLimit(gone, context.config.cooldownMinutes, options));
+        if (!report.limit && !runOver && !switching) settle(nativeLimit(gone, context.config.cooldownMinutes, options));
       }, context.config.quietSeconds * 1000 + NATIVE_GRACE_MS);
       return;
     }
@@ -330,7 +400,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     if (threshold === undefined || !options.failover || rotating || !low || low.percentLeft > threshold) return;
     rotating = true;
     void run.atTurnBoundary(context.config.quietSeconds * 1000).then(() => {
-      if (!report.limit && !runOver) settle(rotation(low, threshold, context.config.cooldownMinutes));
+      if (!report.limit && !runOver && !switching) settle(rotation(low, threshold, context.config.cooldownMinutes));
     });
   };
 
@@ -351,16 +421,19 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       detect: {
         quietSeconds: context.config.quietSeconds,
         dismissSeconds: context.config.dismissSeconds,
-        classify: (text) => classifyText(text, { now: new Date(), timeZone, locale, phrases, models: options.models, provider: hooks.classify }),
+        classify,
         busy: hooks.busy,
       },
       redactLines: options.redactLines,
       onDrawn: () => {
         saveDrawnSoon();
         receiver?.drawn();
+        switcher?.drawn();
         watchSwitch();
       },
-      onKey: () => receiver?.typed(),
+      onKey: () => {
+        receiver?.typed();
+      },
       onUserTurn: (text) => {
         options.journal.write("user", { entry: chosen.entry.key, text });
         // the conversation so far is kept current at each turn, in a file of its own
@@ -401,12 +474,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     ? new ReceiverWatch({
         seconds: context.config.receiverSeconds,
         prompt: options.prompt,
-        signs: {
-          screen: () => run.screen.read({ conversation: true }),
-          busy: (visible) => hooks.busy(visible),
-          transcriptTurn: () =>
-            hooks.hasTranscript && hooks.transcript({ cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user") === true,
-        },
+        signs: receiverSigns(options.prompt),
         decided: (outcome) => {
           const lines = outcome.took ? {} : { reason: outcome.reason, lines: options.redactLines(outcome.lines) };
           options.journal.write("receiver", { entry: chosen.entry.key, took: outcome.took, ...(outcome.took ? { by: outcome.by, after_ms: outcome.afterMs } : lines) });

@@ -8,7 +8,7 @@ import { formatWait } from "../base/time.js";
 import { loadAdapter } from "../registry/adapter.js";
 import { helpKey, launchFlags, readHelpFlags, type HelpAnswer } from "../registry/help-flags.js";
 import type { ManifestRecord } from "../registry/types.js";
-import { NO_PROMPT_REASON, formatInstant, type Assessment } from "./eligibility.js";
+import { NO_PROMPT_REASON, describeRestingModels, formatInstant, type Assessment } from "./eligibility.js";
 import { assessProviders } from "./priority.js";
 import { percentLeft, readQuota, type QuotaReading, type QuotaWindow } from "./quota-store.js";
 
@@ -190,7 +190,8 @@ function windowName(window: QuotaWindow): string {
 }
 
 function checkResting(row: Assessment, now: Date): PreflightCheck {
-  if (!row.restingUntil) return { name: "resting", ok: true, detail: "not resting" };
+  const models = row.restingModels.length ? `; model resting: ${describeRestingModels(row.restingModels)}` : "";
+  if (!row.restingUntil) return { name: "resting", ok: true, detail: `not resting${models}` };
   return { name: "resting", ok: false, detail: `resting until ${formatInstant(row.restingUntil)}, ${formatWait(row.restingUntil.getTime() - now.getTime())} from now` };
 }
 

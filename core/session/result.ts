@@ -55,6 +55,8 @@ export interface RunReport {
   // the provider's hooks that were turned off during the run (they threw, answered wrongly, or were too slow), one
   // line each as the user is told
   hookProblems: string[];
+  // the models it switched between in place at a per-model limit, in order, and until when the one it left rests
+  switches: { from: string; to: string; restsUntil: Date }[];
   durationMs: number;
   userTurns: number;
   // where the run's part of the conversation came from: its transcript, or its screen (and whether a transcript

@@ -14,6 +14,7 @@ import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
 import { checkLimitScreens } from "./limits.mjs";
+import { checkModelSwitch } from "./model-switch.mjs";
 import { checkPreflight } from "./preflight.mjs";
 import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
 import { checkQuota as checkCodexQuota } from "./quota-codex.mjs";
@@ -231,6 +232,7 @@ await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), 
 await checkClaudeQuota({ root, bins, detections, env: withoutCi(process.env), check });
 await checkCodexQuota({ root, bins, detections, env: withoutCi(process.env), check });
 await checkRotation({ root, bins, detections, env: withoutCi(process.env), check });
+await checkModelSwitch({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
