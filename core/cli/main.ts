@@ -222,6 +222,29 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       done(await validateManifests(paths, process.cwd()));
     });
 
+  providers
+    .command("add")
+    .description("install a provider pack (an npm package, a folder or a .tgz) into the config dir and add it to packs")
+    .argument("<pack>", "uuldana-provider-<name> (npm), @scope/uuldana-provider-<name>, a folder or a tarball")
+    .option("--allow-scripts", "let npm run the pack's install scripts (off by default)")
+    .exitOverride()
+    .action(async (spec: string, options: { allowScripts?: boolean }) => {
+      const context = await commandContext();
+      const { addPackCommand } = await import("./packs-command.js");
+      done(await addPackCommand(context, spec, options));
+    });
+
+  providers
+    .command("remove")
+    .description("take a pack out of packs and uninstall it from the config dir")
+    .argument("<pack>", "the pack as packs names it")
+    .exitOverride()
+    .action(async (spec: string) => {
+      const context = await commandContext();
+      const { removePackCommand } = await import("./packs-command.js");
+      done(await removePackCommand(context, spec));
+    });
+
   program
     .command("preflight")
     .description("say whether an entry (every entry, when none is named) could take over now, check by check, without starting it")

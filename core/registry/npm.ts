@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+
+import type { Env } from "../base/paths.js";
+
+// The user's own npm, run for provider packs: an argv array, never a shell line; always on a project folder given
+// with --prefix, never on npm's global folder; install scripts off unless the user allowed them.
+
+// How one npm command ended, with everything it printed.
+export interface NpmRun {
+  args: string[];
+  exitCode: number | null;
+  signal: string | null;
+  // npm could not be started at all (not on PATH): the error's code
+  missing: string | undefined;
+  output: string;
+}
+
+export interface NpmOptions {
+  prefix: string;
+  env: Env;
+  allowScripts?: boolean;
+  // how long npm may take before it is stopped
+  timeoutMs?: number;
+}
+
+// Runs `npm <command> --prefix <folder> …` with install scripts off (unless allowed), no audit, fund or update notice.
+export function runNpm(command: string, specs: readonly string[], options: NpmOptions): Promise<NpmRun> {
+  const args = [
+    command,
+    "--prefix",
+    options.prefix,
+    ...(options.allowScripts ? [] : ["--ignore-scripts"]),
+    "--no-audit",
+    "--no-fund",
+    "--no-update-notifier",
+    // a pack is installed with what it needs to run: a peer it names (uuldana itself, say) is not fetched
+    "--omit=peer",
+    "--omit=dev",
+    // a folder is copied as its tarball would be, never linked: the pack installed is the one that was checked
+    "--install-links",
+    ...specs,
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(npmExecutable(), args, { env: npmEnv(options.env), stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+    let output = "";
+    const collect = (chunk: Buffer): void => {
+      output += chunk.toString("utf8");
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    const timer = setTimeout(() => child.kill("SIGTERM"), options.timeoutMs ?? 300_000);
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({ args, exitCode: null, signal: null, missing: error.code ?? error.message, output });
+    });
+    child.on("close", (exitCode, signal) => {
+      clearTimeout(timer);
+      resolve({ args, exitCode, signal, missing: undefined, output });
+    });
+  });
+}
+
+// --- internal ---
+
+function npmExecutable(): string {
+  return process.platform === "win32" ? "npm.cmd" : "npm";
+}
+
+// The user's environment without what an enclosing npm command passes down (its own project, global mode, another
+// prefix): this npm works on the config dir and nowhere else.
+function npmEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (/^npm_(?!config_)/i.test(key) || /^npm_config_(global|location|prefix|global_prefix|local_prefix|save|save_dev|dry_run)$/i.test(key)) continue;
+    out[key] = value;
+  }
+  return out;
+}

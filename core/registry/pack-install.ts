@@ -1,0 +1,250 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+
+import { UuldanaError } from "../base/errors.js";
+import { expandHome, type Env } from "../base/paths.js";
+import { readConfigFile, replaceConfigText, writeConfigFile, type ConfigFile } from "../config/config-file.js";
+import { runNpm, type NpmRun } from "./npm.js";
+import { isPathSpec, packLabel } from "./packs.js";
+import { loadRegistry } from "./registry.js";
+
+// uuldana providers add and remove: a pack installed with the user's npm into the config dir's own node_modules and
+// named in config.json's packs, or taken out of both. Nothing is changed until the pack has been installed once
+// on the side and every manifest in it is valid; when a later step fails, what was changed is put back.
+
+// What an added pack brought.
+export interface AddedPack {
+  name: string;
+  version: string | null;
+  // its providers: id, name and manifest file, in the pack's order
+  providers: { id: string; name: string; file: string }[];
+  // "added" to packs, or "updated" when packs named it already
+  change: "added" | "updated";
+  // the registry's notes about it: the providers it replaces
+  notes: string[];
+}
+
+export interface PackOptions {
+  configDir: string;
+  configFile: string;
+  cwd: string;
+  env: Env;
+  allowScripts?: boolean;
+}
+
+// A pack's package name: uuldana-provider-<name>, or @<scope>/uuldana-provider-<name>.
+export const PACK_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?uuldana-provider-[a-z0-9][a-z0-9._~-]*$/;
+
+// Installs a pack (an npm package name and version range, a folder or a tarball) and adds it to packs.
+export async function addPack(spec: string, options: PackOptions): Promise<AddedPack> {
+  const config = readConfig(options.configFile);
+  const local = localPath(spec, options);
+  if (local && !existsSync(local)) {
+    throw new UuldanaError("E_USAGE", `no provider pack at ${local}: there is no such file or folder`, {
+      hint: "give the path of a pack's folder or of its .tgz (npm pack makes one), or a package name such as uuldana-provider-<name>",
+    });
+  }
+  const staging = mkdtempSync(join(tmpdir(), "uuldana-pack-"));
+  try {
+    // first on the side, to see what it is before anything of the user's changes
+    check(await runNpm("install", [local ?? spec], { prefix: staging, env: options.env, allowScripts: options.allowScripts }), spec);
+    const name = Object.keys(dependenciesOf(staging))[0];
+    if (!name) throw new UuldanaError("E_PACK_INSTALL", `npm installed nothing for "${spec}"`, { hint: "name an npm package, a folder with a package.json, or a .tgz file", exitCode: 1 });
+    const staged = join(staging, "node_modules", name);
+    const version = versionOf(staged);
+    if (!PACK_NAME.test(name)) {
+      throw new UuldanaError("E_PACK_INVALID", `"${spec}" is the package ${name}, which is not a provider pack: a pack's name is uuldana-provider-<name> or @<scope>/uuldana-provider-<name>`, {
+        hint: `rename the package (for example uuldana-provider-${name.replace(/^@[^/]+\//, "")}), or put its folder's path in "packs" of ${options.configFile} to use it as it is`,
+        exitCode: 1,
+      });
+    }
+    const label = packLabel({ name, version });
+    const packs = packsOf(config);
+    // the staged copy, read as the registry will read the installed one, beside the user's other packs and drop-ins
+    const registry = await loadRegistry({ configDir: options.configDir, packs: [...packs.filter((other) => other !== name), staged], env: options.env });
+    const broken = registry.broken.filter((record) => record.source === `pack ${label}` || record.file === staged);
+    if (broken.length > 0) {
+      // the side install is gone once this is read: its files are named where the author has them
+      const shown = (text: string): string => text.replaceAll(staged, local && statSync(local).isDirectory() ? local : label);
+      const api = broken.find((record) => record.error!.code === "E_MANIFEST_API")?.error;
+      if (api) throw new UuldanaError("E_MANIFEST_API", `${shown(api.message)}: it was not added`, { hint: api.hint, exitCode: 1 });
+      const problems = broken.flatMap((record) => [record.error!.message, ...record.error!.details, ...(record.error!.details.length === 0 && record.error!.hint ? [`  hint: ${record.error!.hint}`] : [])]);
+      throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: ${broken.length === 1 ? "one of its manifests is" : `${broken.length} of its manifests are`} not usable`, {
+        details: problems.map((line) => `  ${shown(line)}`),
+        hint: `fix the pack and add it again; "uuldana providers validate <its manifests folder>" checks them`,
+        exitCode: 1,
+      });
+    }
+    const providers = [...registry.providers.values()].filter((record) => record.source === `pack ${label}`);
+    if (providers.length === 0) {
+      throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: its package.json declares no manifest file that exists`, {
+        hint: 'list its manifests in package.json, "uuldana": {"manifests": ["manifests"]}, and ship them ("files")',
+        exitCode: 1,
+      });
+    }
+    // then for real, into the config dir's own node_modules, the same package the side install checked
+    const installed = installState(options.configDir);
+    const real = local ?? `${name}@${version}`;
+    check(await runNpm("install", [real], { prefix: ensureFolder(options.configDir), env: options.env, allowScripts: options.allowScripts }), spec, () => restoreState(installed));
+    const change = packs.includes(name) ? "updated" : "added";
+    if (change === "added") {
+      const problem = writeConfigFile(config, "packs", [...packs, name]);
+      if (problem) {
+        await runNpm("uninstall", [name], { prefix: options.configDir, env: options.env });
+        restoreState(installed);
+        throw new UuldanaError("E_CONFIG_UNREADABLE", problem, { hint: "make config.json writable, then add the pack again", exitCode: 1 });
+      }
+    }
+    const installedFolder = join(options.configDir, "node_modules", name);
+    return {
+      name,
+      version,
+      providers: providers.map((record) => ({ id: record.manifest.id, name: record.manifest.name, file: record.file.replace(staged, installedFolder) })),
+      change,
+      notes: registry.notes.filter((note) => note.includes(`(pack ${label})`) || note.includes(`the pack ${label} manifest`)).map((note) => note.replaceAll(staged, installedFolder)),
+    };
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+// Takes a pack out of packs and, when uuldana installed it in the config dir, uninstalls it; the config dir's npm
+// files go too once no pack is left in them. Returns what was done, in words.
+export async function removePack(spec: string, options: PackOptions): Promise<string> {
+  const config = readConfig(options.configFile);
+  const packs = packsOf(config);
+  if (!packs.includes(spec)) {
+    throw new UuldanaError("E_USAGE", `"${spec}" is not in "packs" of ${options.configFile}`, {
+      hint: packs.length ? `its packs: ${packs.join(", ")}` : "it names no pack",
+    });
+  }
+  const installedHere = !isPathSpec(spec) && spec in dependenciesOf(options.configDir);
+  // the last pack taken out takes the key with it: the config is as it was before the first one was added
+  const left = packs.filter((pack) => pack !== spec);
+  const problem = writeConfigFile(config, "packs", left.length ? left : undefined);
+  if (problem) throw new UuldanaError("E_CONFIG_UNREADABLE", problem, { hint: "make config.json writable, then remove the pack again", exitCode: 1 });
+  if (!installedHere) {
+    return `removed ${spec} from packs in ${options.configFile}; ${isPathSpec(spec) ? "its folder is left as it is" : `it was not installed in ${options.configDir}, so nothing was uninstalled`}`;
+  }
+  const version = versionOf(join(options.configDir, "node_modules", spec));
+  const installed = installState(options.configDir);
+  const run = await runNpm("uninstall", [spec], { prefix: options.configDir, env: options.env });
+  try {
+    check(run, spec, () => restoreState(installed));
+  } catch (error) {
+    replaceConfigText(config, config.text);
+    throw error;
+  }
+  removeEmptyProject(options.configDir);
+  return `removed ${packLabel({ name: spec, version })} from packs in ${options.configFile} and uninstalled it from ${options.configDir}`;
+}
+
+// --- internal ---
+
+function readConfig(file: string): ConfigFile {
+  const found = readConfigFile(file);
+  if ("problem" in found) throw new UuldanaError("E_CONFIG_UNREADABLE", found.problem, { hint: "fix config.json (uuldana providers list shows what is wrong with it), then try again" });
+  return found;
+}
+
+function packsOf(config: ConfigFile): string[] {
+  const packs = config.config.packs;
+  return Array.isArray(packs) ? packs.filter((pack): pack is string => typeof pack === "string") : [];
+}
+
+// A folder or a tarball given by its path, made absolute: npm would read a relative one from the prefix it works in.
+function localPath(spec: string, options: PackOptions): string | undefined {
+  const path = resolve(options.cwd, expandHome(spec, options.env));
+  if (isAbsolute(spec) || spec.startsWith(".") || spec.startsWith("~/") || /\.(tgz|tar\.gz|tar)$/.test(spec) || existsSync(path)) return path;
+  return undefined;
+}
+
+// npm's failure as an error that shows what npm printed: npm missing, offline or refusing.
+function check(run: NpmRun, spec: string, undo?: () => void): void {
+  if (run.exitCode === 0) return;
+  undo?.();
+  const output = run.output.trimEnd().split("\n").filter((line) => line.trim()).slice(-40).map((line) => `  ${line}`);
+  if (run.missing) {
+    throw new UuldanaError("E_PACK_INSTALL", `cannot run npm to install "${spec}" (${run.missing}): nothing was changed`, {
+      hint: "install Node.js with npm, or put npm on PATH, then try again",
+      exitCode: 1,
+    });
+  }
+  const how = run.signal ? `was stopped by ${run.signal}` : `exited with code ${run.exitCode}`;
+  throw new UuldanaError("E_PACK_INSTALL", `npm ${run.args[0]} ${spec} ${how}: nothing was changed`, {
+    details: [`  npm ${run.args.join(" ")}`, ...output],
+    hint: "npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package",
+    exitCode: 1,
+  });
+}
+
+function dependenciesOf(prefix: string): Record<string, string> {
+  try {
+    const json = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    return json.dependencies && typeof json.dependencies === "object" ? json.dependencies : {};
+  } catch {
+    return {};
+  }
+}
+
+function versionOf(folder: string): string | null {
+  try {
+    const version = (JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { version?: unknown }).version;
+    return typeof version === "string" && version ? version : null;
+  } catch {
+    return null;
+  }
+}
+
+function ensureFolder(folder: string): string {
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  return folder;
+}
+
+const NPM_FILES = ["package.json", "package-lock.json"];
+
+// The config dir's npm files as they were, to put back when npm or a later step failed.
+interface NpmFiles {
+  prefix: string;
+  texts: Map<string, string | undefined>;
+}
+
+function installState(prefix: string): NpmFiles {
+  const read = (name: string): string | undefined => (existsSync(join(prefix, name)) ? readFileSync(join(prefix, name), "utf8") : undefined);
+  return { prefix, texts: new Map(NPM_FILES.map((name) => [name, read(name)])) };
+}
+
+function restoreState(state: NpmFiles): void {
+  for (const [name, text] of state.texts) {
+    const file = join(state.prefix, name);
+    if (text === undefined) rmSync(file, { force: true });
+    else writeFileSync(file, text, { mode: 0o600 });
+  }
+  if (state.texts.get("package.json") === undefined) removeEmptyModules(state.prefix);
+}
+
+// Once the last pack is gone: the package.json npm made (no dependencies, nothing else), its lock and an empty
+// node_modules are removed, so the config dir is as it was before the first pack.
+function removeEmptyProject(prefix: string): void {
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const keys = Object.keys(json);
+  const empty = keys.every((key) => key === "dependencies") && Object.keys((json.dependencies as object | undefined) ?? {}).length === 0;
+  if (!empty || !removeEmptyModules(prefix)) return;
+  for (const name of NPM_FILES) rmSync(join(prefix, name), { force: true });
+}
+
+// node_modules removed when npm left nothing in it but its own record; true when it is gone.
+function removeEmptyModules(prefix: string): boolean {
+  const modules = join(prefix, "node_modules");
+  if (!existsSync(modules)) return true;
+  if (!statSync(modules).isDirectory() || readdirSync(modules).some((name) => name !== ".package-lock.json" && name !== ".bin")) return false;
+  if (existsSync(join(modules, ".bin")) && readdirSync(join(modules, ".bin")).length > 0) return false;
+  rmSync(modules, { recursive: true, force: true });
+  return true;
+}
