@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -55,6 +55,20 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
       expect(run.stdout).toMatch(new RegExp(`^\\d+ +${id} .* not installed: no \\S+ .*on PATH$`, "m"));
     }
     expect(run.stdout).toBe((await runBin(["providers", "list", "--all"], { cwd: sandbox.project, env })).stdout);
+  });
+
+  it("ships the API packs use: uuldana's types and helpers, and uuldana/testing", async () => {
+    // a module beside the installed package's node_modules, as a pack's test imports it
+    const script = join(prefix, "lib", "pack-api.mjs");
+    writeFileSync(
+      script,
+      'const api = await import("uuldana"); const testing = await import("uuldana/testing");\n' +
+        "console.log(typeof api.defineProvider, api.PROVIDER_API, typeof testing.loadProvider, typeof testing.readScreen);\n",
+    );
+    expect(await runFile(process.execPath, [script], { cwd: work, env })).toEqual({ code: 0, stdout: "function 1 function function\n", stderr: "" });
+    expect(existsSync(join(installed, "dist", "core", "testing.d.ts"))).toBe(true);
+    // the example pack is this repository's, not the package's
+    expect(existsSync(join(installed, "examples", "uuldana-provider-example"))).toBe(false);
   });
 
   it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {

@@ -257,6 +257,17 @@ describe("install scripts", () => {
   }, 60_000);
 });
 
+describe("without the terminal module", () => {
+  it("providers add and remove, and the test helper, never load node-pty or @xterm/headless", async () => {
+    const forbid = (args: string[], cwd = sandbox.project): Promise<Run> =>
+      runFile(process.execPath, ["--import", join(fixtures, "forbid-native.mjs"), ...args], { cwd, env: sandbox.env });
+    expect(await forbid([bin, "providers", "add", join(packs, "uuldana-provider-thrower")])).toMatchObject({ code: 0, stderr: "" });
+    expect(await forbid([bin, "providers", "remove", "uuldana-provider-thrower"])).toMatchObject({ code: 0, stderr: "" });
+    const helper = await forbid(["--input-type=module", "-e", `const { loadProvider } = await import("uuldana/testing"); console.log((await loadProvider(${JSON.stringify(join(example, "manifests", "example.json"))})).manifest.id);`], root);
+    expect(helper).toEqual({ code: 0, stdout: "example\n", stderr: "" });
+  }, 60_000);
+});
+
 describe("providers remove", () => {
   it("names the packs there are when asked for one that is not in packs, and takes out a folder without touching it", async () => {
     sandbox.write("config/config.json", { packs: ["../local-pack"] });
