@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { makeSandbox, root, runBin, runFile, type Run } from "./helpers.js";
+import { makeSandbox, npmEnv, root, runBin, runFile, type Run } from "./helpers.js";
 
 // What a user does: pack the project, install the tarball with npm install -g (into a scratch prefix), and run the
 // bin npm put on PATH. npm outside this project does not read its allowScripts, and node-pty has no prebuilt binary
@@ -126,17 +126,6 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     }
   });
 });
-
-// npm as the user has it set up (registry, certificates, Node headers, the shared cache), without the settings an
-// enclosing npm run passes down that would aim it at this project or at the real global prefix.
-function npmEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || /^npm_(?!config_)/i.test(key) || /^npm_config_(global_|local_)?prefix$/i.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
-}
 
 async function npm(args: string[], cwd: string): Promise<Run> {
   const run = await runFile("npm", args, { cwd, env: npmEnv() });

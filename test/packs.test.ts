@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { stripEscapes } from "../core/base/ansi.js";
 import { installAgents } from "./agents.js";
-import { bin, fixtures, handoffPreamble, linkAgent, makeSandbox, readTree, root, runFile, type Run, type Sandbox } from "./helpers.js";
+import { bin, fixtures, handoffPreamble, linkAgent, makeSandbox, npmEnv, readTree, root, runFile, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Provider packs as a user gets them: the example pack packed with npm pack, installed from its tarball with
@@ -136,6 +136,32 @@ describe("the example pack, from its tarball", () => {
     expect(run.stdout, run.stderr).toMatch(/^# pass 3$/m);
     expect(run.stdout).toMatch(/^# fail 0$/m);
     expect(run.code).toBe(0);
+  }, 60_000);
+});
+
+describe("a pack that reuses an id", () => {
+  it("replaces the built-in's and the earlier pack's manifest, and add says so", async () => {
+    expect((await uuldana(["providers", "add", tarball])).code).toBe(0);
+    sandbox.write("rival/package.json", { name: "@rivals/uuldana-provider-rival", version: "0.3.0", uuldana: { manifests: ["m"] } });
+    for (const id of ["codex", "example"]) sandbox.write(`rival/m/${id}.json`, { id, name: `Rival ${id}`, executables: [id], version: { args: ["--version"], pattern: `^${id} (\\S+)` } });
+    const installed = join(sandbox.config, "node_modules", "@rivals", "uuldana-provider-rival", "m");
+    const run = await uuldana(["providers", "add", "../rival"]);
+    expect(run.stdout).toBe(
+      `added @rivals/uuldana-provider-rival@0.3.0 to packs in ${join(sandbox.config, "config.json")}\n  codex (Rival codex): ${join(installed, "codex.json")}\n  example (Rival example): ${join(installed, "example.json")}\n`,
+    );
+    const notes = run.stderr.split("\n");
+    expect(notes[0]).toMatch(new RegExp(`^note: ${join(installed, "codex.json")} \\(pack @rivals/uuldana-provider-rival@0\\.3\\.0\\) replaces the built-in manifest of "codex" \\(/.*/manifests/codex\\.json\\)$`));
+    expect(notes.slice(1)).toEqual([
+      `note: ${join(installed, "example.json")} (pack @rivals/uuldana-provider-rival@0.3.0) replaces the pack uuldana-provider-example@1.0.0 manifest of "example" (${join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json")})`,
+      "",
+    ]);
+    const rows = JSON.parse((await uuldana(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];
+    expect(rows.map((row) => [row.entry, row.name, row.source])).toEqual([
+      ["example", "Rival example", "pack @rivals/uuldana-provider-rival@0.3.0"],
+      ["line", "Stand-in line", "drop-in"],
+    ]);
+    // the earlier pack's files are as it installed them
+    expect(readFileSync(join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json"), "utf8")).toBe(readFileSync(join(example, "manifests", "example.json"), "utf8"));
   }, 60_000);
 });
 
@@ -284,14 +310,3 @@ describe("providers remove", () => {
     expect(readFileSync(join(sandbox.config, "config.json"), "utf8")).toBe("{}\n");
   });
 });
-
-// npm as the user has it, without what an enclosing npm run passes down
-function npmEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || /^npm_(?!config_)/i.test(key) || /^npm_config_(global_|local_)?prefix$/i.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
-}
-

@@ -154,10 +154,12 @@ function packsOf(config: ConfigFile): string[] {
 }
 
 // A folder or a tarball given by its path, made absolute: npm would read a relative one from the prefix it works in.
+// A path is what npm takes for one: it begins with ., / or ~/, ends in .tgz, .tar.gz or .tar, or has a slash that
+// no scoped package name (@scope/name) nor URL (https:, git+ssh:, github:…) has.
 function localPath(spec: string, options: PackOptions): string | undefined {
-  const path = resolve(options.cwd, expandHome(spec, options.env));
-  if (isAbsolute(spec) || spec.startsWith(".") || spec.startsWith("~/") || /\.(tgz|tar\.gz|tar)$/.test(spec) || existsSync(path)) return path;
-  return undefined;
+  if (/^[a-z][a-z0-9+.-]+:/i.test(spec)) return undefined;
+  const path = /^(?:\.|~\/)/.test(spec) || isAbsolute(spec) || /\.(?:tgz|tar\.gz|tar)$/.test(spec) || (spec.includes("/") && !spec.startsWith("@"));
+  return path ? resolve(options.cwd, expandHome(spec, options.env)) : undefined;
 }
 
 // npm's failure as an error that shows what npm printed: npm missing, offline or refusing.
