@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -295,6 +295,16 @@ describe("without the terminal module", () => {
 });
 
 describe("providers remove", () => {
+  it("leaves a config dir that held nothing as empty as it was", async () => {
+    rmSync(sandbox.config, { recursive: true });
+    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-thrower")])).code).toBe(0);
+    expect(readdirSync(sandbox.config).sort()).toEqual(["config.json", "node_modules", "package-lock.json", "package.json"]);
+    expect([statSync(sandbox.config).mode & 0o777, statSync(join(sandbox.config, "config.json")).mode & 0o777]).toEqual([0o700, 0o600]);
+    expect(readFileSync(join(sandbox.config, "config.json"), "utf8")).toBe('{\n  "packs": [\n    "uuldana-provider-thrower"\n  ]\n}\n');
+    expect((await uuldana(["providers", "remove", "uuldana-provider-thrower"])).code).toBe(0);
+    expect(readdirSync(sandbox.config)).toEqual([]);
+  }, 60_000);
+
   it("names the packs there are when asked for one that is not in packs, and takes out a folder without touching it", async () => {
     sandbox.write("config/config.json", { packs: ["../local-pack"] });
     expect(await uuldana(["providers", "remove", "uuldana-provider-example"])).toEqual({
@@ -307,6 +317,7 @@ describe("providers remove", () => {
       stdout: `removed ../local-pack from packs in ${join(sandbox.config, "config.json")}; its folder is left as it is\n`,
       stderr: "",
     });
-    expect(readFileSync(join(sandbox.config, "config.json"), "utf8")).toBe("{}\n");
+    // nothing was left in it
+    expect(existsSync(join(sandbox.config, "config.json"))).toBe(false);
   });
 });

@@ -48,7 +48,11 @@ export function writeConfigFile(found: ConfigFile, key: string, value: unknown, 
 // (it did not exist before).
 export function replaceConfigText(found: ConfigFile, text: string | undefined): string | undefined {
   if (text === undefined) {
-    rmSync(found.target, { force: true });
+    try {
+      rmSync(found.target, { force: true });
+    } catch (error) {
+      return `cannot change ${found.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    }
     return undefined;
   }
   // what a uuldana killed mid-write left beside config.json goes first

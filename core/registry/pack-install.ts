@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -51,7 +51,8 @@ export async function addPack(spec: string, options: PackOptions): Promise<Added
     check(await runNpm("install", [local ?? spec], { prefix: staging, env: options.env, allowScripts: options.allowScripts }), spec);
     const name = Object.keys(dependenciesOf(staging))[0];
     if (!name) throw new UuldanaError("E_PACK_INSTALL", `npm installed nothing for "${spec}"`, { hint: "name an npm package, a folder with a package.json, or a .tgz file", exitCode: 1 });
-    const staged = join(staging, "node_modules", name);
+    // as the registry names its files: links resolved (a temporary folder may be reached through one)
+    const staged = realpathSync(join(staging, "node_modules", name));
     const version = versionOf(staged);
     if (!PACK_NAME.test(name)) {
       throw new UuldanaError("E_PACK_INVALID", `"${spec}" is the package ${name}, which is not a provider pack: a pack's name is uuldana-provider-<name> or @<scope>/uuldana-provider-<name>`, {
@@ -120,9 +121,11 @@ export async function removePack(spec: string, options: PackOptions): Promise<st
     });
   }
   const installedHere = !isPathSpec(spec) && spec in dependenciesOf(options.configDir);
-  // the last pack taken out takes the key with it: the config is as it was before the first one was added
+  // the last pack taken out takes the key with it, and a config.json left with nothing in it goes too: the config is
+  // as it was before the first pack was added
   const left = packs.filter((pack) => pack !== spec);
-  const problem = writeConfigFile(config, "packs", left.length ? left : undefined);
+  const emptied = left.length === 0 && Object.keys(config.config).every((key) => key === "packs");
+  const problem = emptied ? replaceConfigText(config, undefined) : writeConfigFile(config, "packs", left.length ? left : undefined);
   if (problem) throw new UuldanaError("E_CONFIG_UNREADABLE", problem, { hint: "make config.json writable, then remove the pack again", exitCode: 1 });
   if (!installedHere) {
     return `removed ${spec} from packs in ${options.configFile}; ${isPathSpec(spec) ? "its folder is left as it is" : `it was not installed in ${options.configDir}, so nothing was uninstalled`}`;
