@@ -246,7 +246,7 @@ describe("providers add refuses, and leaves the config as it was", () => {
     const run = await uuldana(["providers", "add", "uuldana-provider-nowhere"], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
     const lines = run.stderr.split("\n");
     expect(lines[0]).toBe("uuldana: npm install uuldana-provider-nowhere exited with code 1: nothing was changed [E_PACK_INSTALL]");
-    expect(lines[1]).toMatch(/^ {2}npm install --prefix \S+ --ignore-scripts --no-audit --no-fund --no-update-notifier --omit=peer --omit=dev --install-links uuldana-provider-nowhere$/);
+    expect(lines[1]).toMatch(/^ {2}npm install --prefix \S+ --ignore-scripts --no-audit --no-fund --no-update-notifier --omit=peer --legacy-peer-deps --omit=dev --install-links uuldana-provider-nowhere$/);
     expect(lines.slice(2, -2).some((line) => /^ {2}npm error .*ECONNREFUSED/.test(line))).toBe(true);
     expect(lines.at(-2)).toBe("hint: npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package");
     expect(run.code).toBe(1);
@@ -266,6 +266,17 @@ describe("providers add refuses, and leaves the config as it was", () => {
     });
     expect(readTree(sandbox.config)).toEqual(before);
   });
+});
+
+describe("a pack that names uuldana as a peer", () => {
+  it("is installed without fetching uuldana, or asking the registry about it", async () => {
+    sandbox.write("peer/package.json", { name: "uuldana-provider-peer", version: "1.0.0", peerDependencies: { uuldana: "^0.1.0" }, uuldana: { manifests: ["peer.json"] } });
+    sandbox.write("peer/peer.json", { id: "peer", name: "Peer", executables: ["peer"], version: { args: ["--version"], pattern: "^peer (\\S+)" } });
+    // a registry nothing answers at: any question to it fails the install
+    const run = await uuldana(["providers", "add", join(sandbox.dir, "peer")], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(readdirSync(join(sandbox.config, "node_modules")).sort()).toEqual([".package-lock.json", "uuldana-provider-peer"]);
+  }, 60_000);
 });
 
 describe("install scripts", () => {

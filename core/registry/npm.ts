@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 import type { Env } from "../base/paths.js";
 
@@ -33,15 +35,18 @@ export function runNpm(command: string, specs: readonly string[], options: NpmOp
     "--no-audit",
     "--no-fund",
     "--no-update-notifier",
-    // a pack is installed with what it needs to run: a peer it names (uuldana itself, say) is not fetched
+    // a pack is installed with what it needs to run: a peer it names (uuldana itself, say) is neither installed nor
+    // looked up (--omit=peer alone still asks the registry about it)
     "--omit=peer",
+    "--legacy-peer-deps",
     "--omit=dev",
     // a folder is copied as its tarball would be, never linked: the pack installed is the one that was checked
     "--install-links",
     ...specs,
   ];
   return new Promise((resolve) => {
-    const child = spawn(npmExecutable(), args, { env: npmEnv(options.env), stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+    const [file, ...before] = npmCommand();
+    const child = spawn(file!, [...before, ...args], { env: npmEnv(options.env), stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
     let output = "";
     const collect = (chunk: Buffer): void => {
       output += chunk.toString("utf8");
@@ -62,8 +67,12 @@ export function runNpm(command: string, specs: readonly string[], options: NpmOp
 
 // --- internal ---
 
-function npmExecutable(): string {
-  return process.platform === "win32" ? "npm.cmd" : "npm";
+// npm on PATH; on Windows, where npm is a .cmd file that only a shell can start, the npm-cli.js the Node installer
+// puts beside node.exe, run by this node.
+function npmCommand(): string[] {
+  if (process.platform !== "win32") return ["npm"];
+  const cli = join(dirname(process.execPath), "node_modules", "npm", "bin", "npm-cli.js");
+  return existsSync(cli) ? [process.execPath, cli] : ["npm.cmd"];
 }
 
 // The user's environment without what an enclosing npm command passes down (its own project, global mode, another
