@@ -225,7 +225,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
   providers
     .command("add")
     .description("install a provider pack (an npm package, a folder or a .tgz) into the config dir and add it to packs")
-    .argument("<pack>", "uuldana-provider-<name> (npm), @scope/uuldana-provider-<name>, a folder or a tarball")
+    .argument("<package>", "uuldana-provider-<name> (npm), @scope/uuldana-provider-<name>, a folder or a tarball")
     .option("--allow-scripts", "let npm run the pack's install scripts (off by default)")
     .exitOverride()
     .action(async (spec: string, options: { allowScripts?: boolean }) => {
@@ -263,7 +263,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
     .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))
     // what the scripts ask for at a Tab press; not a command for people
-    .addOption(new Option("--values <kind>", "print the entry keys or session ids, one a line").choices(LISTED_VALUES).hideHelp())
+    .addOption(new Option("--values <kind>", "print the entry keys, session ids or packs, one a line").choices(LISTED_VALUES).hideHelp())
     .exitOverride()
     .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
       const { listValues, printCompletion } = await import("./completion-command.js");
