@@ -35,16 +35,21 @@ export interface TestProvider {
   problems: string[];
 }
 
+// How the hooks are timed: a session's budget per call (50 ms) unless a slower test machine needs more.
+export interface LoadOptions {
+  budgetMs?: number;
+}
+
 // Opens a manifest file and its adapter. An invalid manifest, or an adapter that will not load, throws an Error whose
 // message is what uuldana would print: the file, the JSON pointer of each problem and the fix.
-export async function loadProvider(manifestFile: string): Promise<TestProvider> {
+export async function loadProvider(manifestFile: string, options: LoadOptions = {}): Promise<TestProvider> {
   const record = await loadManifestFile(resolve(manifestFile), "drop-in");
   if (!record.manifest) throw new Error(formatError(record.error).trimEnd());
   const manifest = record.manifest;
   const problems: string[] = [];
   let hooks: ProviderHooks;
   try {
-    hooks = await openProvider(record, { report: (problem) => problems.push(formatHookProblem(problem)) });
+    hooks = await openProvider(record, { report: (problem) => problems.push(formatHookProblem(problem)), ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}) });
   } catch (error) {
     throw new Error(formatError(error).trimEnd());
   }
