@@ -64,7 +64,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
-      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
+      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
     });
 
   // the folders and merged config, for commands that need them (--config replaces config.json)
@@ -202,7 +202,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
   const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);
   providers
     .command("list", { isDefault: true })
-    .description("show the priority list: order, version, level, prompt support, resting, status")
+    .description("show the priority list: order, source, version, level, prompt support, resting, status")
     .option("--all", "also show known providers that are not installed")
     .option("--json", "print one JSON array")
     .addOption(ceilingOption)
