@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
+import { UuldanaError } from "../base/errors.js";
 import type { Env } from "../base/paths.js";
 
 // The user's own npm, run for provider packs: an argv array, never a shell line; always on a project folder given
@@ -63,6 +64,46 @@ export function runNpm(command: string, specs: readonly string[], options: NpmOp
       resolve({ args, exitCode, signal, missing: undefined, output });
     });
   });
+}
+
+// npm's failure as an error that shows what npm printed (npm missing, offline or refusing), after `undo` has put
+// back what the failed step touched.
+export function assertNpmSucceeded(run: NpmRun, spec: string, undo?: () => void): void {
+  if (run.exitCode === 0) return;
+  undo?.();
+  const output = run.output.trimEnd().split("\n").filter((line) => line.trim()).slice(-40).map((line) => `  ${line}`);
+  if (run.missing) {
+    throw new UuldanaError("E_PACK_INSTALL", `cannot run npm to install "${spec}" (${run.missing}): nothing was changed`, {
+      hint: "install Node.js with npm, or put npm on PATH, then try again",
+      exitCode: 1,
+    });
+  }
+  const how = run.signal ? `was stopped by ${run.signal}` : `exited with code ${run.exitCode}`;
+  throw new UuldanaError("E_PACK_INSTALL", `npm ${run.args[0]} ${spec} ${how}: nothing was changed`, {
+    details: [`  npm ${run.args.join(" ")}`, ...output],
+    hint: "npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package",
+    exitCode: 1,
+  });
+}
+
+// The dependencies a folder's package.json names (what npm installed there); {} when it has none.
+export function dependenciesOf(prefix: string): Record<string, string> {
+  try {
+    const json = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    return json.dependencies && typeof json.dependencies === "object" ? json.dependencies : {};
+  } catch {
+    return {};
+  }
+}
+
+// The version in a package folder's package.json, or null.
+export function versionOf(folder: string): string | null {
+  try {
+    const version = (JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { version?: unknown }).version;
+    return typeof version === "string" && version ? version : null;
+  } catch {
+    return null;
+  }
 }
 
 // --- internal ---

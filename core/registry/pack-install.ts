@@ -1,13 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { expandHome, type Env } from "../base/paths.js";
 import { readConfigFile, replaceConfigText, writeConfigFile, type ConfigFile } from "../config/config-file.js";
-import { runNpm, type NpmRun } from "./npm.js";
+import { assertNpmSucceeded, dependenciesOf, runNpm, versionOf } from "./npm.js";
+import { checkPack } from "./pack-check.js";
 import { isPathSpec, packLabel } from "./packs.js";
-import { loadRegistry } from "./registry.js";
 
 // uuldana providers add and remove: a pack installed with the user's npm into the config dir's own node_modules and
 // named in config.json's packs, or taken out of both. Nothing is changed until the pack has been installed once
@@ -33,9 +32,6 @@ export interface PackOptions {
   allowScripts?: boolean;
 }
 
-// A pack's package name: uuldana-provider-<name>, or @<scope>/uuldana-provider-<name>.
-export const PACK_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?uuldana-provider-[a-z0-9][a-z0-9._~-]*$/;
-
 // Installs a pack (an npm package name and version range, a folder or a tarball) and adds it to packs.
 export async function addPack(spec: string, options: PackOptions): Promise<AddedPack> {
   const config = readConfig(options.configFile);
@@ -45,49 +41,15 @@ export async function addPack(spec: string, options: PackOptions): Promise<Added
       hint: "give the path of a pack's folder or of its .tgz (npm pack makes one), or a package name such as uuldana-provider-<name>",
     });
   }
-  const staging = mkdtempSync(join(tmpdir(), "uuldana-pack-"));
+  const packs = packsOf(config);
+  // first on the side, to see what it is before anything of the user's changes
+  const checked = await checkPack(spec, local, packs, options);
   try {
-    // first on the side, to see what it is before anything of the user's changes
-    check(await runNpm("install", [local ?? spec], { prefix: staging, env: options.env, allowScripts: options.allowScripts }), spec);
-    const name = Object.keys(dependenciesOf(staging))[0];
-    if (!name) throw new UuldanaError("E_PACK_INSTALL", `npm installed nothing for "${spec}"`, { hint: "name an npm package, a folder with a package.json, or a .tgz file", exitCode: 1 });
-    // as the registry names its files: links resolved (a temporary folder may be reached through one)
-    const staged = realpathSync(join(staging, "node_modules", name));
-    const version = versionOf(staged);
-    if (!PACK_NAME.test(name)) {
-      throw new UuldanaError("E_PACK_INVALID", `"${spec}" is the package ${name}, which is not a provider pack: a pack's name is uuldana-provider-<name> or @<scope>/uuldana-provider-<name>`, {
-        hint: `rename the package (for example uuldana-provider-${name.replace(/^@[^/]+\//, "")}), or put its folder's path in "packs" of ${options.configFile} to use it as it is`,
-        exitCode: 1,
-      });
-    }
-    const label = packLabel({ name, version });
-    const packs = packsOf(config);
-    // the staged copy, read as the registry will read the installed one, beside the user's other packs and drop-ins
-    const registry = await loadRegistry({ configDir: options.configDir, packs: [...packs.filter((other) => other !== name), staged], env: options.env });
-    const broken = registry.broken.filter((record) => record.source === `pack ${label}` || record.file === staged);
-    if (broken.length > 0) {
-      // the side install is gone once this is read: its files are named where the author has them
-      const shown = (text: string): string => text.replaceAll(staged, local && statSync(local).isDirectory() ? local : label);
-      const api = broken.find((record) => record.error!.code === "E_MANIFEST_API")?.error;
-      if (api) throw new UuldanaError("E_MANIFEST_API", `${shown(api.message)}: it was not added`, { hint: api.hint, exitCode: 1 });
-      const problems = broken.flatMap((record) => [record.error!.message, ...record.error!.details, ...(record.error!.details.length === 0 && record.error!.hint ? [`  hint: ${record.error!.hint}`] : [])]);
-      throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: ${broken.length === 1 ? "one of its manifests is" : `${broken.length} of its manifests are`} not usable`, {
-        details: problems.map((line) => `  ${shown(line)}`),
-        hint: `fix the pack and add it again; "uuldana providers validate <its manifests folder>" checks them`,
-        exitCode: 1,
-      });
-    }
-    const providers = [...registry.providers.values()].filter((record) => record.source === `pack ${label}`);
-    if (providers.length === 0) {
-      throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: its package.json declares no manifest file that exists`, {
-        hint: 'list its manifests in package.json, "uuldana": {"manifests": ["manifests"]}, and ship them ("files")',
-        exitCode: 1,
-      });
-    }
     // then for real, into the config dir's own node_modules, the same package the side install checked
+    const { name, version } = checked;
     const installed = installState(options.configDir);
     const real = local ?? `${name}@${version}`;
-    check(await runNpm("install", [real], { prefix: ensureFolder(options.configDir), env: options.env, allowScripts: options.allowScripts }), spec, () => restoreState(installed));
+    assertNpmSucceeded(await runNpm("install", [real], { prefix: ensureFolder(options.configDir), env: options.env, allowScripts: options.allowScripts }), spec, () => restoreState(installed));
     const change = packs.includes(name) ? "updated" : "added";
     if (change === "added") {
       const problem = writeConfigFile(config, "packs", [...packs, name]);
@@ -97,16 +59,17 @@ export async function addPack(spec: string, options: PackOptions): Promise<Added
         throw new UuldanaError("E_CONFIG_UNREADABLE", problem, { hint: "make config.json writable, then add the pack again", exitCode: 1 });
       }
     }
-    const installedFolder = join(options.configDir, "node_modules", name);
+    // what the side install found, named where the pack now is
+    const here = (text: string): string => text.replaceAll(checked.folder, join(options.configDir, "node_modules", name));
     return {
       name,
       version,
-      providers: providers.map((record) => ({ id: record.manifest.id, name: record.manifest.name, file: record.file.replace(staged, installedFolder) })),
+      providers: checked.providers.map((provider) => ({ ...provider, file: here(provider.file) })),
       change,
-      notes: registry.notes.filter((note) => note.includes(`(pack ${label})`) || note.includes(`the pack ${label} manifest`)).map((note) => note.replaceAll(staged, installedFolder)),
+      notes: checked.notes.map(here),
     };
   } finally {
-    rmSync(staging, { recursive: true, force: true });
+    checked.dispose();
   }
 }
 
@@ -134,7 +97,7 @@ export async function removePack(spec: string, options: PackOptions): Promise<st
   const installed = installState(options.configDir);
   const run = await runNpm("uninstall", [spec], { prefix: options.configDir, env: options.env });
   try {
-    check(run, spec, () => restoreState(installed));
+    assertNpmSucceeded(run, spec, () => restoreState(installed));
   } catch (error) {
     replaceConfigText(config, config.text);
     throw error;
@@ -163,43 +126,6 @@ function localPath(spec: string, options: PackOptions): string | undefined {
   if (/^[a-z][a-z0-9+.-]+:/i.test(spec)) return undefined;
   const path = /^(?:\.|~\/)/.test(spec) || isAbsolute(spec) || /\.(?:tgz|tar\.gz|tar)$/.test(spec) || (spec.includes("/") && !spec.startsWith("@"));
   return path ? resolve(options.cwd, expandHome(spec, options.env)) : undefined;
-}
-
-// npm's failure as an error that shows what npm printed: npm missing, offline or refusing.
-function check(run: NpmRun, spec: string, undo?: () => void): void {
-  if (run.exitCode === 0) return;
-  undo?.();
-  const output = run.output.trimEnd().split("\n").filter((line) => line.trim()).slice(-40).map((line) => `  ${line}`);
-  if (run.missing) {
-    throw new UuldanaError("E_PACK_INSTALL", `cannot run npm to install "${spec}" (${run.missing}): nothing was changed`, {
-      hint: "install Node.js with npm, or put npm on PATH, then try again",
-      exitCode: 1,
-    });
-  }
-  const how = run.signal ? `was stopped by ${run.signal}` : `exited with code ${run.exitCode}`;
-  throw new UuldanaError("E_PACK_INSTALL", `npm ${run.args[0]} ${spec} ${how}: nothing was changed`, {
-    details: [`  npm ${run.args.join(" ")}`, ...output],
-    hint: "npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package",
-    exitCode: 1,
-  });
-}
-
-function dependenciesOf(prefix: string): Record<string, string> {
-  try {
-    const json = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
-    return json.dependencies && typeof json.dependencies === "object" ? json.dependencies : {};
-  } catch {
-    return {};
-  }
-}
-
-function versionOf(folder: string): string | null {
-  try {
-    const version = (JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { version?: unknown }).version;
-    return typeof version === "string" && version ? version : null;
-  } catch {
-    return null;
-  }
 }
 
 function ensureFolder(folder: string): string {
