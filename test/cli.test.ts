@@ -24,7 +24,7 @@ describe("the uuldana bin under plain node", () => {
     expect(run.stdout.split("\n").slice(0, 3)).toEqual(["Usage: uuldana [options] [command]", "", "Run AI coding agents in your terminal; when one's usage allowance is gone,"]);
     expect(run.stdout).toContain("  run [options] [agent-args...]  run the first available entry of the priority");
     expect(run.stdout).toContain("  providers                      the agents uuldana knows, their order and");
-    expect(run.stdout.endsWith(`Files:\n  config  ${sandbox.config}/config.json, ${sandbox.config}/providers/*.json\n  data    ${sandbox.data}\n  cache   ${sandbox.cache}\n`)).toBe(true);
+    expect(run.stdout.endsWith(`Files:\n  config  ${sandbox.config}/config.json, ${sandbox.config}/providers/*.json\n  packs   ${sandbox.config}/node_modules\n  data    ${sandbox.data}\n  cache   ${sandbox.cache}\n`)).toBe(true);
   });
 
   it("exits 2 with the help on stderr when no command is given", async () => {

@@ -27,6 +27,7 @@ beforeAll(() => {
   sandbox.write("bin/uuldana", `#!/bin/sh\nexec "${process.execPath}" --import "${forbidNative}" "${bin}" "$@"\n`, 0o755);
   sandbox.write("config/config.json", {
     providers: ["claude-code", { id: "claude-code", name: "claude-work" }, "codex", { id: "$(touch pwned)" }, { id: "two words" }],
+    packs: ["uuldana-provider-acme", "@tools/uuldana-provider-beta", "../local-pack", "~/home-pack", "$(touch pwned)"],
   });
   // an installed provider the config does not list: providers list shows it, so a Tab offers it; its version is
   // never asked
@@ -64,6 +65,9 @@ const cases: Case[] = [
   { line: "uuldana preflight --", offers: ["--config", "--help", "--json"] },
   { line: "uuldana providers list --", offers: ["--all", "--ceiling", "--config", "--help", "--json"] },
   { line: "uuldana completion ", offers: ["bash", "fish", "zsh"] },
+  // the packs config.json names, but for one the shell would expand and one it would run
+  { line: "uuldana providers remove ", offers: ["../local-pack", "@tools/uuldana-provider-beta", "uuldana-provider-acme"] },
+  { line: "uuldana providers add no", offers: ["notes.txt"] },
   // after "--" the words are the agent's: nothing of uuldana's, only file names
   { line: "uuldana run -- --", offers: [] },
   { line: "uuldana run -- no", offers: ["notes.txt"] },
@@ -211,7 +215,7 @@ describe("uuldana completion", () => {
     try {
       broken.write("config/config.json", '{"providers": [');
       broken.write("data/sessions", "not a folder");
-      for (const kind of ["entries", "sessions"]) expect(await broken.run(["completion", "--values", kind])).toEqual({ code: 0, stdout: "", stderr: "" });
+      for (const kind of ["entries", "sessions", "packs"]) expect(await broken.run(["completion", "--values", kind])).toEqual({ code: 0, stdout: "", stderr: "" });
     } finally {
       broken.cleanup();
     }

@@ -118,6 +118,17 @@ export function runFile(file: string, args: string[], options: { cwd: string; en
   });
 }
 
+// npm as the user has it set up (registry, certificates, Node headers, the shared cache), without the settings an
+// enclosing npm run passes down that would aim it at this project or at the real global prefix.
+export function npmEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || /^npm_(?!config_)/i.test(key) || /^npm_config_(global_|local_)?prefix$/i.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+}
+
 // A minimal valid manifest for a stand-in provider.
 export function standInManifest(id: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

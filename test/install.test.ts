@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { makeSandbox, root, runBin, runFile, type Run } from "./helpers.js";
+import { makeSandbox, npmEnv, root, runBin, runFile, type Run } from "./helpers.js";
 
 // What a user does: pack the project, install the tarball with npm install -g (into a scratch prefix), and run the
 // bin npm put on PATH. npm outside this project does not read its allowScripts, and node-pty has no prebuilt binary
@@ -55,6 +55,20 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
       expect(run.stdout).toMatch(new RegExp(`^\\d+ +${id} .* not installed: no \\S+ .*on PATH$`, "m"));
     }
     expect(run.stdout).toBe((await runBin(["providers", "list", "--all"], { cwd: sandbox.project, env })).stdout);
+  });
+
+  it("ships the API packs use: uuldana's types and helpers, and uuldana/testing", async () => {
+    // a module beside the installed package's node_modules, as a pack's test imports it
+    const script = join(prefix, "lib", "pack-api.mjs");
+    writeFileSync(
+      script,
+      'const api = await import("uuldana"); const testing = await import("uuldana/testing");\n' +
+        "console.log(typeof api.defineProvider, api.PROVIDER_API, typeof testing.loadProvider, typeof testing.readScreen);\n",
+    );
+    expect(await runFile(process.execPath, [script], { cwd: work, env })).toEqual({ code: 0, stdout: "function 1 function function\n", stderr: "" });
+    expect(existsSync(join(installed, "dist", "core", "testing.d.ts"))).toBe(true);
+    // the example pack is this repository's, not the package's
+    expect(existsSync(join(installed, "examples", "uuldana-provider-example"))).toBe(false);
   });
 
   it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {
@@ -112,17 +126,6 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     }
   });
 });
-
-// npm as the user has it set up (registry, certificates, Node headers, the shared cache), without the settings an
-// enclosing npm run passes down that would aim it at this project or at the real global prefix.
-function npmEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || /^npm_(?!config_)/i.test(key) || /^npm_config_(global_|local_)?prefix$/i.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
-}
 
 async function npm(args: string[], cwd: string): Promise<Run> {
   const run = await runFile("npm", args, { cwd, env: npmEnv() });

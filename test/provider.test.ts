@@ -186,6 +186,20 @@ describe("a provider's hooks", () => {
     });
   });
 
+  it("name the pack a provider came from when a hook is turned off or its adapter will not load", async () => {
+    const file = dropIn("packed", {}, `export default { chrome() { throw new Error("no chrome today"); } };\n`);
+    const problems: HookProblem[] = [];
+    const hooks = await openProvider(await loadManifestFile(file, "pack uuldana-provider-packed@1.2.0"), { report: (problem) => problems.push(problem), clock: () => clock().now });
+    expect(hooks.chrome("line")).toBe(false);
+    expect(problems.map(formatHookProblem)).toEqual(['uuldana: provider "packed" (pack uuldana-provider-packed@1.2.0): its chrome hook threw (no chrome today); uuldana carries on without it']);
+    expect(problems[0]!.pack).toBe("uuldana-provider-packed@1.2.0");
+    const broken = dropIn("packed-broken", {}, "export default [];\n");
+    await expect(openProvider(await loadManifestFile(broken, "pack uuldana-provider-packed@1.2.0"), { report: () => undefined })).rejects.toMatchObject({
+      code: "E_ADAPTER_INVALID",
+      message: 'the adapter of provider "packed-broken" (pack uuldana-provider-packed@1.2.0) has an array as its default export, not a plain object',
+    });
+  });
+
   it("behave the same under plain node, as a session runs them", async () => {
     const file = dropIn("native", { chrome: ["^native>"] }, `export default {
   classify: (text) => (text === "out of beans" ? { stop: true, kind: "daily" } : undefined),

@@ -53,6 +53,7 @@ describe("providers list", () => {
         name: "Stand-in delta",
         account_env: {},
         origin: "config",
+        source: "drop-in",
         installed: true,
         path: join(sandbox.path, "delta"),
         version: "4.5.6",
@@ -70,6 +71,7 @@ describe("providers list", () => {
         name: "Stand-in alpha",
         account_env: {},
         origin: "config",
+        source: "drop-in",
         installed: true,
         path: join(sandbox.path, "alpha"),
         version: "1.2.3",
@@ -87,6 +89,7 @@ describe("providers list", () => {
         name: "Stand-in beta",
         account_env: {},
         origin: "detected",
+        source: "drop-in",
         installed: true,
         path: join(sandbox.path, "beta"),
         version: null,
@@ -110,9 +113,9 @@ describe("providers list", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY   PROVIDER  VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha   alpha     1.2.3    ask    argv    -              ready",
-        '2  nosuch  nosuch    -        -      none    -              unknown provider "nosuch": no valid manifest has this id',
+        "#  ENTRY   PROVIDER  SOURCE   VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha   alpha     drop-in  1.2.3    ask    argv    -              ready",
+        '2  nosuch  nosuch    -        -        -      none    -              unknown provider "nosuch": no valid manifest has this id',
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",
@@ -242,19 +245,19 @@ describe("providers list", () => {
   });
 
   it("loads packs named in the config from the config folder's node_modules and from a folder path", async () => {
-    sandbox.write("config/node_modules/uuldana-pack-demo/package.json", { name: "uuldana-pack-demo", uuldana: { manifests: ["manifests"] } });
+    sandbox.write("config/node_modules/uuldana-pack-demo/package.json", { name: "uuldana-pack-demo", version: "2.3.4", uuldana: { manifests: ["manifests"] } });
     sandbox.write("config/node_modules/uuldana-pack-demo/manifests/epsilon.json", standInManifest("epsilon", { executables: ["alpha"], version: { args: ["--version"], pattern: "^alpha (\\S+)" } }));
     sandbox.write("local-pack/package.json", { name: "local", uuldana: { manifests: ["zeta.json"] } });
     sandbox.write("local-pack/zeta.json", standInManifest("zeta"));
     sandbox.write("config/config.json", { providers: ["epsilon", "zeta"], auto_detect: false, packs: ["uuldana-pack-demo", "../local-pack", "missing-pack"] });
     const run = await sandbox.run(["providers", "list", "--json"]);
     const rows = JSON.parse(run.stdout);
-    expect(rows.map((row: { entry: string; version: string; eligible: boolean }) => [row.entry, row.version, row.eligible])).toEqual([
-      ["epsilon", "1.2.3", true],
-      ["zeta", null, false],
+    expect(rows.map((row: { entry: string; source: string; version: string; eligible: boolean }) => [row.entry, row.source, row.version, row.eligible])).toEqual([
+      ["epsilon", "pack uuldana-pack-demo@2.3.4", "1.2.3", true],
+      ["zeta", "pack local", null, false],
     ]);
     expect(run.stderr).toBe(
-      `uuldana: provider pack "missing-pack" is not installed [E_PACK_NOT_INSTALLED]\nhint: install it with "npm install --prefix ${sandbox.config} missing-pack", or next to uuldana with "npm install -g missing-pack"\n`,
+      `uuldana: provider pack "missing-pack" is not installed [E_PACK_NOT_INSTALLED]\nhint: install it with "uuldana providers add missing-pack", or remove it from "packs" with "uuldana providers remove missing-pack"\n`,
     );
   });
 
@@ -270,6 +273,48 @@ describe("providers list", () => {
         'hint: a pack is an npm package whose package.json has "uuldana": {"manifests": [...]}',
         `uuldana: provider pack "../empty-pack" declares no manifests in ${declared} [E_PACK_INVALID]`,
         'hint: add "uuldana": {"manifests": ["manifests"]} to its package.json (files or folders of .json manifests)',
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("names a pack that replaces a built-in manifest, and refuses a pack's files outside its own folder", async () => {
+    const pack = "config/node_modules/uuldana-provider-swap";
+    sandbox.write(`${pack}/package.json`, { name: "uuldana-provider-swap", version: "1.0.0", uuldana: { manifests: ["codex.json", "stray.json"] } });
+    const codex = sandbox.write(`${pack}/codex.json`, standInManifest("codex", { executables: ["alpha"], version: { args: ["--version"], pattern: "^alpha (\\S+)" } }));
+    sandbox.write("config/node_modules/uuldana-provider-other/theirs.mjs", "export default {};");
+    const stray = sandbox.write(`${pack}/stray.json`, standInManifest("stray", { adapter: "../uuldana-provider-other/theirs.mjs" }));
+    sandbox.write("away/package.json", { name: "uuldana-provider-away", version: "1.0.0", uuldana: { manifests: ["../config/providers"] } });
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false, packs: ["uuldana-provider-swap", "../away"] });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    expect(JSON.parse(run.stdout).map((row: { entry: string; source: string }) => [row.entry, row.source])).toEqual([["codex", "pack uuldana-provider-swap@1.0.0"]]);
+    const [note, ...rest] = run.stderr.split("\n");
+    expect(note).toMatch(new RegExp(`^note: ${codex} \\(pack uuldana-provider-swap@1\\.0\\.0\\) replaces the built-in manifest of "codex" \\(/.*/manifests/codex\\.json\\)$`));
+    expect(rest).toEqual([
+      `uuldana: provider pack "../away" declares manifests outside its own folder ("../config/providers") in ${join(sandbox.dir, "away", "package.json")} [E_PACK_INVALID]`,
+      "hint: a pack's manifests are files of the pack: name them relative to its package.json, without ..",
+      `uuldana: invalid manifest ${stray} (1 problem) [E_MANIFEST_INVALID]`,
+      `  at /adapter (adapter): names a file outside its pack uuldana-provider-swap@1.0.0 (${join(sandbox.config, "node_modules", "uuldana-provider-other", "theirs.mjs")})`,
+      `    value: "../uuldana-provider-other/theirs.mjs"`,
+      "    hint: a pack's adapter is one of the pack's own files: ship it in the pack and name it relative to the manifest",
+      "",
+    ]);
+  });
+
+  it("refuses a manifest written for another provider API, naming its pack and what it needs", async () => {
+    sandbox.write("config/node_modules/uuldana-provider-next/package.json", { name: "uuldana-provider-next", version: "3.0.0", uuldana: { manifests: ["m"] } });
+    const packed = sandbox.write("config/node_modules/uuldana-provider-next/m/next.json", { ...standInManifest("next"), api: 2, new_field: true });
+    const dropped = sandbox.write("config/providers/later.json", { ...standInManifest("later"), api: 7 });
+    sandbox.write("config/providers/now.json", { ...standInManifest("now"), api: 1 });
+    sandbox.write("config/config.json", { providers: ["now"], auto_detect: false, packs: ["uuldana-provider-next"] });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    expect(JSON.parse(run.stdout).map((row: { entry: string; source: string }) => [row.entry, row.source])).toEqual([["now", "drop-in"]]);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: provider pack uuldana-provider-next@3.0.0 needs provider API 2 (manifest ${packed}), and this uuldana (0.1.0) reads API 1 [E_MANIFEST_API]`,
+        "hint: install a version of the pack written for API 1 (its README or changelog says which), or a uuldana that reads API 2",
+        `uuldana: manifest ${dropped} needs provider API 7, and this uuldana (0.1.0) reads API 1 [E_MANIFEST_API]`,
+        'hint: write it for API 1 ("api": 1), or install a uuldana that reads API 7',
         "",
       ].join("\n"),
     );
@@ -360,8 +405,8 @@ describe("versions read from npm packages", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY  PROVIDER  VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha  alpha     7.8.9    ask    argv    -              ready",
+        "#  ENTRY  PROVIDER  SOURCE   VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha  alpha     drop-in  7.8.9    ask    argv    -              ready",
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",

@@ -411,7 +411,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     await terminal.exited;
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
-      `1  claude-code  claude-code  2.1.332  ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
+      `1  claude-code  claude-code  built-in  2.1.332  ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
     );
   });
 });

@@ -8,10 +8,10 @@ const usage = ' [E_USAGE]\nhint: run "uuldana --help" for usage\n';
 
 describe("a word that names no command of providers, sessions or cooldowns", () => {
   it.each([
-    [["providers", "frob"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate'],
+    [["providers", "frob"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate, add, remove'],
     [["sessions", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop'],
     [["cooldowns", "frob"], 'uuldana: unknown command "frob" for "cooldowns"; its commands: list, clear'],
-    [["providers", "frob", "--json"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate'],
+    [["providers", "frob", "--json"], 'uuldana: unknown command "frob" for "providers"; its commands: list, validate, add, remove'],
     [["sessions", "--json", "frob"], 'uuldana: unknown command "frob" for "sessions"; its commands: list, show, stop'],
     [["providers", "list", "frob"], 'uuldana: unexpected argument "frob" for "providers list", which takes none'],
     [["cooldowns", "--json", "list", "frob"], 'uuldana: unexpected argument "frob" for "cooldowns list", which takes none'],

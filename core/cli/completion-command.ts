@@ -14,6 +14,10 @@ import { result, type CommandResult } from "./result.js";
 // a shell expands or splits a word at), not beginning like an option.
 const SAFE_VALUE = /^[A-Za-z0-9][A-Za-z0-9._@%+,-]*$/;
 
+// A pack as packs names it may also hold slashes (@scope/name, ../folder) and begin with @ or a dot; ~ is left out,
+// since the shell would expand the word it was offered as.
+const SAFE_PACK = /^[A-Za-z0-9@.][A-Za-z0-9._@%+,/-]*$/;
+
 // uuldana completion SHELL: the script that completes uuldana's commands, options and values in that shell.
 export function printCompletion(shell: Shell | undefined, nodes: readonly CompletionNode[], version: string): CommandResult {
   if (!shell) {
@@ -30,11 +34,12 @@ export function printCompletion(shell: Shell | undefined, nodes: readonly Comple
 export async function listValues(kind: ListedValues, context: () => Promise<Context>): Promise<CommandResult> {
   let values: string[];
   try {
-    values = kind === "sessions" ? sessionIds(resolveDirs().data) : await entryKeys(await context());
+    values = kind === "sessions" ? sessionIds(resolveDirs().data) : kind === "packs" ? (await context()).config.packs : await entryKeys(await context());
   } catch {
     values = [];
   }
-  return result(values.filter((value) => SAFE_VALUE.test(value)).map((value) => `${value}\n`).join(""));
+  const safe = kind === "packs" ? SAFE_PACK : SAFE_VALUE;
+  return result(values.filter((value) => safe.test(value)).map((value) => `${value}\n`).join(""));
 }
 
 // --- internal ---

@@ -5,7 +5,7 @@ export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
 // The values uuldana lists for a Tab press (uuldana completion --values KIND): read from files, never from agents.
-export const LISTED_VALUES = ["entries", "sessions"] as const;
+export const LISTED_VALUES = ["entries", "sessions", "packs"] as const;
 export type ListedValues = (typeof LISTED_VALUES)[number];
 
 // What a word completes to: fixed words, values uuldana lists, file names, or nothing.
@@ -39,6 +39,9 @@ export interface CompletionNode {
 const BY_VALUE_NAME: Readonly<Record<string, Completes>> = {
   entry: { kind: "listed", values: "entries" },
   session: { kind: "listed", values: "sessions" },
+  pack: { kind: "listed", values: "packs" },
+  // a pack to add: a folder or tarball among the files (an npm name is typed)
+  package: { kind: "files" },
   file: { kind: "files" },
   paths: { kind: "files" },
 };

@@ -64,7 +64,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     })
     .addHelpText("after", () => {
       const dirs = resolveDirs();
-      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
+      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
     });
 
   // the folders and merged config, for commands that need them (--config replaces config.json)
@@ -202,7 +202,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
   const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);
   providers
     .command("list", { isDefault: true })
-    .description("show the priority list: order, version, level, prompt support, resting, status")
+    .description("show the priority list: order, source, version, level, prompt support, resting, status")
     .option("--all", "also show known providers that are not installed")
     .option("--json", "print one JSON array")
     .addOption(ceilingOption)
@@ -220,6 +220,29 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .exitOverride()
     .action(async (paths: string[]) => {
       done(await validateManifests(paths, process.cwd()));
+    });
+
+  providers
+    .command("add")
+    .description("install a provider pack (an npm package, a folder or a .tgz) into the config dir and add it to packs")
+    .argument("<package>", "uuldana-provider-<name> (npm), @scope/uuldana-provider-<name>, a folder or a tarball")
+    .option("--allow-scripts", "let npm run the pack's install scripts (off by default)")
+    .exitOverride()
+    .action(async (spec: string, options: { allowScripts?: boolean }) => {
+      const context = await commandContext();
+      const { addPackCommand } = await import("./packs-command.js");
+      done(await addPackCommand(context, spec, options));
+    });
+
+  providers
+    .command("remove")
+    .description("take a pack out of packs and uninstall it from the config dir")
+    .argument("<pack>", "the pack as packs names it")
+    .exitOverride()
+    .action(async (spec: string) => {
+      const context = await commandContext();
+      const { removePackCommand } = await import("./packs-command.js");
+      done(await removePackCommand(context, spec));
     });
 
   program
@@ -240,7 +263,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
     .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))
     // what the scripts ask for at a Tab press; not a command for people
-    .addOption(new Option("--values <kind>", "print the entry keys or session ids, one a line").choices(LISTED_VALUES).hideHelp())
+    .addOption(new Option("--values <kind>", "print the entry keys, session ids or packs, one a line").choices(LISTED_VALUES).hideHelp())
     .exitOverride()
     .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
       const { listValues, printCompletion } = await import("./completion-command.js");

@@ -12,18 +12,20 @@ import { renderTable } from "./table.js";
 
 // uuldana providers list: the priority list with each entry's state, as a table or JSON.
 export async function listProviders(context: Context, options: ListOptions = {}): Promise<CommandResult> {
-  const { rows, notes, ceiling } = await assessProviders(context, options);
+  const { rows, notes, ceiling, records } = await assessProviders(context, options);
   const stderr = notes.length ? notes.join("\n") + "\n" : "";
-  if (options.json) return result(JSON.stringify(rows.map(toJson), null, 2) + "\n", stderr);
+  const sourceOf = (row: Assessment): string | null => records.get(row.entry.id)?.source ?? null;
+  if (options.json) return result(JSON.stringify(rows.map((row) => toJson(row, sourceOf(row))), null, 2) + "\n", stderr);
   if (rows.length === 0) {
     return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
   }
   const table = renderTable(
-    ["#", "ENTRY", "PROVIDER", "VERSION", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
+    ["#", "ENTRY", "PROVIDER", "SOURCE", "VERSION", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
     rows.map((row) => [
       String(row.order),
       row.entry.key,
       row.entry.id,
+      sourceOf(row) ?? "-",
       row.detection?.version ?? "-",
       row.level ?? "-",
       row.prompt,
@@ -69,7 +71,7 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
 
 // --- internal ---
 
-function toJson(row: Assessment): Record<string, unknown> {
+function toJson(row: Assessment, source: string | null): Record<string, unknown> {
   return {
     entry: row.entry.key,
     provider: row.entry.id,
@@ -77,6 +79,8 @@ function toJson(row: Assessment): Record<string, unknown> {
     // the variables that select another account of this CLI, and the values this entry gives them
     account_env: Object.fromEntries(Object.keys(row.manifest?.account_env ?? {}).map((name) => [name, row.entry.env[name] === undefined ? null : "set"])),
     origin: row.entry.origin,
+    // where its manifest came from: built-in, drop-in, or "pack <name>@<version>"; null for an unknown provider
+    source,
     installed: row.detection?.installed === true,
     path: row.detection?.path ?? null,
     version: row.detection?.version ?? null,

@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { UuldanaError } from "../base/errors.js";
-import type { ManifestRecord } from "./types.js";
+import { providerLabel, type ManifestRecord } from "./types.js";
 
 // What a provider's classify hook says of text the agent drew: a stop the general reader did not see, with what it
 // knows of the limit. It may add a stop; the general rules against quotes, code and questions still hold.
@@ -121,10 +121,11 @@ export async function loadAdapter(record: ManifestRecord): Promise<ProviderAdapt
   if (!relative) return undefined;
   const file = resolve(dirname(record.file), relative);
   const provider = record.manifest!.id;
+  const label = providerLabel(provider, record.source);
   const details = [`  adapter: ${file}`, `  manifest: ${record.file}`];
   const hooks = `${HOOK_NAMES.slice(0, -1).join(", ")} and ${HOOK_NAMES.at(-1)}`;
   const invalid = (problem: string): UuldanaError =>
-    new UuldanaError("E_ADAPTER_INVALID", `the adapter of provider "${provider}" ${problem}`, {
+    new UuldanaError("E_ADAPTER_INVALID", `the adapter of ${label} ${problem}`, {
       details,
       hint: `an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: ${hooks}`,
       exitCode: 1,
@@ -133,7 +134,7 @@ export async function loadAdapter(record: ManifestRecord): Promise<ProviderAdapt
   try {
     loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    throw new UuldanaError("E_ADAPTER_LOAD", `the adapter of provider "${provider}" will not load: ${loadFailure(error, file)}`, {
+    throw new UuldanaError("E_ADAPTER_LOAD", `the adapter of ${label} will not load: ${loadFailure(error, file)}`, {
       details,
       hint: `fix the adapter, or remove "adapter" from the manifest to run ${provider} without one`,
       exitCode: 1,

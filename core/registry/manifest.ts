@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFile } from "../base/files.js";
 import { parseJson } from "../base/json.js";
+import { VERSION } from "../base/version.js";
 import { keyNames, parseKeyStep } from "../host/keys.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { checkLinePattern, LINE_PATTERN_ALLOWED } from "./patterns.js";
@@ -26,6 +27,8 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
   }
   try {
     const data = parseJson(text, file);
+    const api = apiRefusal(data, file, source);
+    if (api) return { file, source, error: api };
     const issues = await checkManifest(data, file);
     if (issues.length > 0) return { file, source, error: manifestError(file, issues) };
     return { file, source, manifest: data as Manifest };
@@ -33,6 +36,23 @@ export async function loadManifestFile(file: string, source: ManifestSource): Pr
     if (error instanceof UuldanaError) return { file, source, error };
     throw error;
   }
+}
+
+// The version of the provider API this uuldana reads: a manifest's "api", 1 when it has none.
+export const PROVIDER_API = 1;
+
+// A manifest written for another version of the provider API, refused before its fields are read: they may mean
+// something else there. Its pack, when it comes from one, is named with its version.
+function apiRefusal(data: unknown, file: string, source: ManifestSource): UuldanaError | undefined {
+  const api = (data as { api?: unknown } | null)?.api;
+  if (typeof data !== "object" || data === null || !Number.isInteger(api) || api === PROVIDER_API || (api as number) < 1) return undefined;
+  const from = source.startsWith("pack ") ? `provider pack ${source.slice(5)} needs provider API ${api as number} (manifest ${file})` : `manifest ${file} needs provider API ${api as number}`;
+  return new UuldanaError("E_MANIFEST_API", `${from}, and this uuldana (${VERSION}) reads API ${PROVIDER_API}`, {
+    hint: source.startsWith("pack ")
+      ? `install a version of the pack written for API ${PROVIDER_API} (its README or changelog says which), or a uuldana that reads API ${api as number}`
+      : `write it for API ${PROVIDER_API} ("api": ${PROVIDER_API}), or install a uuldana that reads API ${api as number}`,
+    exitCode: 1,
+  });
 }
 
 // Schema validation plus the checks a schema cannot express: regular expressions (line patterns that could backtrack

@@ -1,6 +1,6 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdir, realpath, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFile } from "../base/files.js";
@@ -12,6 +12,14 @@ export interface Pack {
   spec: string;
   folder: string;
   files: string[];
+  // its package.json's name and version; the spec and null when it gives none (a folder of manifests)
+  name: string;
+  version: string | null;
+}
+
+// How a pack is named where its providers are listed: "name@version", or the name alone without a version.
+export function packLabel(pack: Pick<Pack, "name" | "version">): string {
+  return pack.version ? `${pack.name}@${pack.version}` : pack.name;
 }
 
 // Finds a pack named in config.json and lists its manifest files; throws a UuldanaError naming the fix.
@@ -19,15 +27,17 @@ export async function resolvePack(spec: string, configDir: string, env: Env = pr
   const folder = isPathSpec(spec) ? resolve(configDir, expandHome(spec, env)) : await findPackage(spec, configDir);
   if (!folder) {
     throw new UuldanaError("E_PACK_NOT_INSTALLED", `provider pack "${spec}" is not installed`, {
-      hint: `install it with "npm install --prefix ${configDir} ${spec}", or next to uuldana with "npm install -g ${spec}"`,
+      hint: `install it with "uuldana providers add ${spec}", or remove it from "packs" with "uuldana providers remove ${spec}"`,
       exitCode: 1,
     });
   }
   const packageFile = join(folder, "package.json");
   let declared: unknown;
+  let identity: { name?: unknown; version?: unknown } | null = null;
   try {
     const text = await readRegularFile(packageFile);
-    declared = (parseJson(text, packageFile, "E_JSON_SYNTAX", "uuldana") as { uuldana?: { manifests?: unknown } } | null)?.uuldana?.manifests;
+    identity = parseJson(text, packageFile, "E_JSON_SYNTAX", "uuldana") as { name?: unknown; version?: unknown; uuldana?: { manifests?: unknown } } | null;
+    declared = (identity as { uuldana?: { manifests?: unknown } } | null)?.uuldana?.manifests;
   } catch (error) {
     if (error instanceof UuldanaError) throw error;
     if (!(error instanceof FileProblem)) throw error;
@@ -44,9 +54,31 @@ export async function resolvePack(spec: string, configDir: string, env: Env = pr
       exitCode: 1,
     });
   }
+  // a pack describes its own files only: what it declares, and the adapters its manifests name, stay in its folder
+  const own = await realpath(folder);
+  const outside = (declared as string[]).find((item) => !isInside(own, resolve(own, item)));
+  if (outside !== undefined) {
+    throw new UuldanaError("E_PACK_INVALID", `provider pack "${spec}" declares manifests outside its own folder ("${outside}") in ${packageFile}`, {
+      hint: "a pack's manifests are files of the pack: name them relative to its package.json, without ..",
+      exitCode: 1,
+    });
+  }
   const files: string[] = [];
-  for (const item of declared as string[]) files.push(...(await listManifestFiles(resolve(folder, item))));
-  return { spec, folder, files };
+  for (const item of declared as string[]) files.push(...(await listManifestFiles(resolve(own, item))));
+  const name = typeof identity?.name === "string" && identity.name ? identity.name : spec;
+  const version = typeof identity?.version === "string" && identity.version ? identity.version : null;
+  return { spec, folder: own, files, name, version };
+}
+
+// Whether a path is the folder itself or lies inside it; both are taken as given, links already resolved.
+export function isInside(folder: string, path: string): boolean {
+  const from = relative(folder, path);
+  return from === "" || (!from.startsWith("..") && !isAbsolute(from));
+}
+
+// Whether a name in packs is a folder (./…, ~/…, or absolute) rather than the name of an installed package.
+export function isPathSpec(spec: string): boolean {
+  return spec.startsWith(".") || spec.startsWith("~/") || isAbsolute(spec);
 }
 
 // The .json files of a folder in name order, or the path itself when it is a file; [] when it does not exist.
@@ -75,10 +107,6 @@ export async function listManifestFiles(path: string): Promise<string[]> {
 }
 
 // --- internal ---
-
-function isPathSpec(spec: string): boolean {
-  return spec.startsWith(".") || spec.startsWith("~/") || isAbsolute(spec);
-}
 
 async function findPackage(name: string, configDir: string): Promise<string | undefined> {
   const bases = [join(configDir, "index.js"), join(packageRoot(), "index.js")];

@@ -1,7 +1,7 @@
 import { escapeControls } from "../base/safe-text.js";
 import { copyTurns, isTurnList, loadAdapter, type HookName, type NativeQuota, type ProviderAdapter, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
 import { compileLinePatterns } from "./patterns.js";
-import type { ManifestRecord } from "./types.js";
+import { packOf, type ManifestRecord } from "./types.js";
 
 // One provider as a run uses it: the manifest's line patterns and ready pattern together with its adapter's hooks.
 // Hooks run on the output path, so each is guarded: one that throws, returns the wrong shape or takes longer than
@@ -44,6 +44,8 @@ export interface ProviderHooks {
 // A hook that was turned off, as flat facts.
 export interface HookProblem {
   provider: string;
+  // the pack the provider came from ("<name>@<version>"), when it came from one
+  pack?: string;
   hook: HookName;
   // it threw, it returned something of the wrong shape, or one call took longer than the budget
   failure: "threw" | "returned" | "slow";
@@ -72,6 +74,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
   const busyLine = compileLinePatterns(manifest.busy ?? []);
   const readyPattern = manifest.prompt?.ready ? new RegExp(manifest.prompt.ready, "m") : undefined;
   const off = new Set<HookName>();
+  const pack = packOf(record.source);
 
   // One guarded call: the hook's checked result, or undefined when it has none, is off, or has just been turned off.
   const call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>, budget = budgetMs): { value: T } | undefined => {
@@ -89,7 +92,7 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
     off.add(hook);
     const failure = "threw" in outcome ? "threw" : "wrong" in outcome ? "returned" : "slow";
     const message = "threw" in outcome ? outcome.threw : "wrong" in outcome ? outcome.wrong : `took ${Math.round(durationMs)} ms`;
-    options.report({ provider: manifest.id, hook, failure, message, durationMs: Math.round(durationMs), budgetMs: budget });
+    options.report({ provider: manifest.id, ...(pack ? { pack } : {}), hook, failure, message, durationMs: Math.round(durationMs), budgetMs: budget });
     // a slow call's answer is still a good answer
     return "value" in outcome ? outcome : undefined;
   };
@@ -121,7 +124,8 @@ export function formatHookProblem(problem: HookProblem): string {
       : problem.failure === "returned"
         ? `returned ${problem.message}`
         : `took ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms)`;
-  return `uuldana: provider "${escapeControls(problem.provider)}": its ${problem.hook} hook ${what}; uuldana carries on without it`;
+  const pack = problem.pack ? ` (pack ${escapeControls(problem.pack)})` : "";
+  return `uuldana: provider "${escapeControls(problem.provider)}"${pack}: its ${problem.hook} hook ${what}; uuldana carries on without it`;
 }
 
 // --- internal ---

@@ -1,8 +1,9 @@
-import { join } from "node:path";
+import { realpath } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { loadManifestFile, manifestError } from "./manifest.js";
-import { listManifestFiles, resolvePack } from "./packs.js";
+import { isInside, listManifestFiles, packLabel, resolvePack, type Pack } from "./packs.js";
 import { packageRoot, type Env } from "../base/paths.js";
 import type { Manifest, ManifestRecord, ManifestSource } from "./types.js";
 
@@ -21,23 +22,26 @@ export interface RegistryOptions {
 
 // Loads built-in manifests, then packs in config order, then drop-ins; a later layer replaces an id with a note.
 export async function loadRegistry(options: RegistryOptions): Promise<Registry> {
-  const layers: { source: ManifestSource; files: Promise<string[]> }[] = [{ source: "built-in", files: listManifestFiles(BUILT_IN()) }];
+  type Layer = { source: ManifestSource; files: string[]; pack?: Pack };
   const broken: ManifestRecord[] = [];
-  for (const spec of options.packs) {
-    const files = resolvePack(spec, options.configDir, options.env).then(
-      (pack) => pack.files,
-      (error: unknown) => {
-        if (!(error instanceof UuldanaError)) throw error;
-        broken.push({ file: spec, source: `pack ${spec}`, error });
-        return [];
-      },
-    );
-    layers.push({ source: `pack ${spec}`, files });
-  }
-  layers.push({ source: "drop-in", files: listManifestFiles(join(options.configDir, "providers")) });
+  const packLayer = async (spec: string): Promise<Layer> => {
+    try {
+      const pack = await resolvePack(spec, options.configDir, options.env);
+      return { source: `pack ${packLabel(pack)}`, files: pack.files, pack };
+    } catch (error) {
+      if (!(error instanceof UuldanaError)) throw error;
+      broken.push({ file: spec, source: `pack ${spec}`, error });
+      return { source: `pack ${spec}`, files: [] };
+    }
+  };
+  const layers: Layer[] = await Promise.all([
+    listManifestFiles(BUILT_IN()).then((files): Layer => ({ source: "built-in", files })),
+    ...options.packs.map(packLayer),
+    listManifestFiles(join(options.configDir, "providers")).then((files): Layer => ({ source: "drop-in", files })),
+  ]);
 
   const loaded = await Promise.all(
-    layers.map(async (layer) => Promise.all((await layer.files).map((file) => loadManifestFile(file, layer.source)))),
+    layers.map(async (layer) => Promise.all(layer.files.map(async (file) => keepToPack(await loadManifestFile(file, layer.source), layer.pack)))),
   );
 
   const providers: Registry["providers"] = new Map();
@@ -77,6 +81,24 @@ export async function loadBuiltInManifests(): Promise<Manifest[]> {
 // --- internal ---
 
 const BUILT_IN = (): string => join(packageRoot(), "manifests");
+
+// A pack's manifest whose adapter lies outside the pack is refused: a pack runs its own code, never another pack's
+// or uuldana's files.
+async function keepToPack(record: ManifestRecord, pack: Pack | undefined): Promise<ManifestRecord> {
+  const adapter = record.manifest?.adapter;
+  if (!pack || !adapter) return record;
+  const file = await realpath(resolve(dirname(record.file), adapter)).catch(() => resolve(dirname(record.file), adapter));
+  if (isInside(pack.folder, file)) return record;
+  const error = manifestError(record.file, [
+    {
+      pointer: "/adapter",
+      message: `names a file outside its pack ${packLabel(pack)} (${file})`,
+      value: adapter,
+      hint: "a pack's adapter is one of the pack's own files: ship it in the pack and name it relative to the manifest",
+    },
+  ]);
+  return { file: record.file, source: record.source, error };
+}
 
 function duplicateError(file: string, id: string, first: string): UuldanaError {
   return manifestError(file, [

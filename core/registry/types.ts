@@ -12,6 +12,8 @@ export interface LevelFlags {
 // A provider manifest as validated against schemas/manifest.schema.json.
 export interface Manifest {
   $schema?: string;
+  // the provider API version it was written for; absent means 1
+  api?: number;
   id: string;
   name: string;
   executables: string[];
@@ -51,7 +53,19 @@ export interface Manifest {
   adapter?: string;
 }
 
+// Where a manifest came from: uuldana's own, the config dir's providers/ folder, or a pack as "pack <name>@<version>".
 export type ManifestSource = "built-in" | "drop-in" | `pack ${string}`;
+
+// The pack a manifest came from ("<name>@<version>"), or undefined for a built-in or drop-in one.
+export function packOf(source: ManifestSource): string | undefined {
+  return source.startsWith("pack ") ? source.slice("pack ".length) : undefined;
+}
+
+// A provider as messages name it: its id, and the pack it came from when it came from one.
+export function providerLabel(id: string, source: ManifestSource): string {
+  const pack = packOf(source);
+  return pack ? `provider "${id}" (pack ${pack})` : `provider "${id}"`;
+}
 
 // A manifest file as found by the registry: valid (manifest set) or broken (error set).
 export interface ManifestRecord {

@@ -151,7 +151,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     hooks = await openProvider(options.record, {
       report: (problem) => {
         report.hookProblems.push(formatHookProblem(problem));
-        options.journal.write("hook-off", { entry: chosen.entry.key, provider: problem.provider, hook: problem.hook, failure: problem.failure, message: problem.message });
+        options.journal.write("hook-off", { entry: chosen.entry.key, provider: problem.provider, ...(problem.pack ? { pack: problem.pack } : {}), hook: problem.hook, failure: problem.failure, message: problem.message });
       },
     });
   } catch (error) {

@@ -1,0 +1,334 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+import { stripEscapes } from "../core/base/ansi.js";
+import { installAgents } from "./agents.js";
+import { bin, fixtures, handoffPreamble, linkAgent, makeSandbox, npmEnv, readTree, root, runFile, type Run, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
+
+// Provider packs as a user gets them: the example pack packed with npm pack, installed from its tarball with
+// uuldana providers add into a scratch config dir (the user's npm, no network), listed, run through a failover in a
+// real pseudo-terminal, and removed again; and packs that must be refused, leaving the config as it was.
+
+const example = join(root, "examples", "uuldana-provider-example");
+const packs = join(fixtures, "packs");
+const work = mkdtempSync(join(tmpdir(), "uuldana-packs-"));
+let tarball: string;
+let sandbox: Sandbox;
+const terminals: TestTerminal[] = [];
+
+beforeAll(async () => {
+  const pack = await runFile("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: example, env: npmEnv() });
+  expect(pack.code, pack.stderr).toBe(0);
+  tarball = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+}, 120_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+beforeEach(() => {
+  sandbox = makeSandbox();
+  installAgents(sandbox, ["example", "line"]);
+  sandbox.write("config/config.json", { providers: ["example", "line"], auto_detect: false, quiet_seconds: 0.3 });
+});
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  sandbox.cleanup();
+});
+
+// uuldana with the user's npm on PATH, and the bins the config dir's packs installed (the example's stand-in agent)
+const uuldana = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  sandbox.run(args, { env: { PATH: `${join(sandbox.config, "node_modules", ".bin")}:${sandbox.env.PATH}`, ...env } });
+
+function said(terminal: TestTerminal): string[] {
+  return stripEscapes(terminal.raw)
+    .split(/\r?\n/)
+    .map((line) => line.replace(/^\r+/, ""))
+    .filter((line) => line.startsWith("uuldana: "));
+}
+
+function start(): TestTerminal {
+  const env = { ...sandbox.env, PATH: `${join(sandbox.config, "node_modules", ".bin")}:${sandbox.env.PATH}` };
+  const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
+  terminals.push(terminal);
+  return terminal;
+}
+
+function journal(): Record<string, unknown>[] {
+  const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
+  return readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("the example pack, from its tarball", () => {
+  it("is added, listed with its source and version, validates, fails over in a real terminal, and is removed leaving the config as it was", async () => {
+    const before = readTree(sandbox.config);
+    const installedManifest = join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json");
+    expect(await uuldana(["providers", "add", tarball])).toEqual({
+      code: 0,
+      stdout: `added uuldana-provider-example@1.0.0 to packs in ${join(sandbox.config, "config.json")}\n  example (Example agent): ${installedManifest}\n`,
+      stderr: "",
+    });
+    expect(JSON.parse(readFileSync(join(sandbox.config, "config.json"), "utf8"))).toEqual({ providers: ["example", "line"], auto_detect: false, quiet_seconds: 0.3, packs: ["uuldana-provider-example"] });
+
+    const list = await uuldana(["providers", "list"]);
+    expect(list.stdout.split("\n").slice(0, 3)).toEqual([
+      "#  ENTRY    PROVIDER  SOURCE                               VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+      "1  example  example   pack uuldana-provider-example@1.0.0  1.0.0    ask    argv    -              ready",
+      "2  line     line      drop-in                              1.0.0    ask    argv    -              ready",
+    ]);
+    expect(list.stderr).toBe("");
+    const json = JSON.parse((await uuldana(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];
+    expect(json.map((row) => [row.entry, row.origin, row.source])).toEqual([
+      ["example", "config", "pack uuldana-provider-example@1.0.0"],
+      ["line", "config", "drop-in"],
+    ]);
+    expect(await uuldana(["providers", "validate", join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests")])).toEqual({
+      code: 0,
+      stdout: `valid: ${installedManifest} (example)\n`,
+      stderr: "",
+    });
+
+    const terminal = start();
+    await terminal.waitFor("/quit leaves");
+    terminal.type("grind the coffee\r");
+    await terminal.waitFor("1 of 2 beans left");
+    terminal.type("and brew it\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
+    terminal.type("/exit\r");
+    await terminal.exited;
+    expect(said(terminal)).toEqual([
+      "uuldana: starting example (Example agent 1.0.0) at ask · ctrl-] opens uuldana's prompt",
+      expect.stringMatching(/^uuldana: example's usage allowance is gone; it rests until \d{4}-\d\d-\d\d \d\d:\d\d UTC; continuing with line \(Stand-in line 1\.0\.0\) at ask with the conversation so far · ctrl-\] opens uuldana's prompt$/),
+      expect.stringMatching(/^uuldana: line \(Stand-in line\) exited with code 0 after \d+s$/),
+    ]);
+    // the adapter's chrome hook and the manifest's chrome pattern kept the agent's banner and footers out
+    expect(args[2]).toBe(
+      [
+        handoffPreamble("Example agent (example)", "and brew it"),
+        "",
+        "--- Example agent (example), as its screen showed it ---",
+        "› grind the coffee",
+        "● Noted: grind the coffee.",
+        "(the user's last request, quoted at the top)",
+        "● Noted: and brew it.",
+        "",
+      ].join("\n"),
+    );
+    expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "example", text: "The bean jar is empty. beans: 0 of 2 left today" });
+
+    expect(await uuldana(["providers", "remove", "uuldana-provider-example"])).toEqual({
+      code: 0,
+      stdout: `removed uuldana-provider-example@1.0.0 from packs in ${join(sandbox.config, "config.json")} and uninstalled it from ${sandbox.config}\n`,
+      stderr: "",
+    });
+    expect(readTree(sandbox.config)).toEqual(before);
+  }, 120_000);
+
+  it("passes its own tests, which use uuldana's test helper", async () => {
+    // the example as a clone holds it, with uuldana as its development dependency the way npm install links it
+    const copy = join(work, "example-copy");
+    cpSync(example, copy, { recursive: true, filter: (source) => !source.includes("node_modules") });
+    mkdirSync(join(copy, "node_modules"));
+    symlinkSync(root, join(copy, "node_modules", "uuldana"));
+    const run = await runFile(process.execPath, ["--test", "test/"], { cwd: copy, env: { PATH: process.env.PATH ?? "" } });
+    expect(run.stdout, run.stderr).toMatch(/^# pass 3$/m);
+    expect(run.stdout).toMatch(/^# fail 0$/m);
+    expect(run.code).toBe(0);
+  }, 60_000);
+});
+
+describe("a pack that reuses an id", () => {
+  it("replaces the built-in's and the earlier pack's manifest, and add says so", async () => {
+    expect((await uuldana(["providers", "add", tarball])).code).toBe(0);
+    sandbox.write("rival/package.json", { name: "@rivals/uuldana-provider-rival", version: "0.3.0", uuldana: { manifests: ["m"] } });
+    for (const id of ["codex", "example"]) sandbox.write(`rival/m/${id}.json`, { id, name: `Rival ${id}`, executables: [id], version: { args: ["--version"], pattern: `^${id} (\\S+)` } });
+    const installed = join(sandbox.config, "node_modules", "@rivals", "uuldana-provider-rival", "m");
+    const run = await uuldana(["providers", "add", "../rival"]);
+    expect(run.stdout).toBe(
+      `added @rivals/uuldana-provider-rival@0.3.0 to packs in ${join(sandbox.config, "config.json")}\n  codex (Rival codex): ${join(installed, "codex.json")}\n  example (Rival example): ${join(installed, "example.json")}\n`,
+    );
+    const notes = run.stderr.split("\n");
+    expect(notes[0]).toMatch(new RegExp(`^note: ${join(installed, "codex.json")} \\(pack @rivals/uuldana-provider-rival@0\\.3\\.0\\) replaces the built-in manifest of "codex" \\(/.*/manifests/codex\\.json\\)$`));
+    expect(notes.slice(1)).toEqual([
+      `note: ${join(installed, "example.json")} (pack @rivals/uuldana-provider-rival@0.3.0) replaces the pack uuldana-provider-example@1.0.0 manifest of "example" (${join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json")})`,
+      "",
+    ]);
+    const rows = JSON.parse((await uuldana(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];
+    expect(rows.map((row) => [row.entry, row.name, row.source])).toEqual([
+      ["example", "Rival example", "pack @rivals/uuldana-provider-rival@0.3.0"],
+      ["line", "Stand-in line", "drop-in"],
+    ]);
+    // the earlier pack's files are as it installed them
+    expect(readFileSync(join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json"), "utf8")).toBe(readFileSync(join(example, "manifests", "example.json"), "utf8"));
+  }, 60_000);
+});
+
+describe("a pack whose adapter throws", () => {
+  it("does not break the session: the hook is turned off, named with its pack, and the session fails over on the general reader", async () => {
+    linkAgent(sandbox, "quirk", "quirk-agent.mjs");
+    sandbox.write("config/config.json", { providers: ["thrower", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-thrower")])).code).toBe(0);
+    const env = { ...sandbox.env, QUIRK_MODE: "banner" };
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
+    terminals.push(terminal);
+    await terminal.waitFor("quirk agent ready");
+    terminal.type("go on\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    expect(said(terminal).filter((line) => line.includes("hook"))).toEqual([
+      'uuldana: provider "thrower" (pack uuldana-provider-thrower@1.0.0): its classify hook threw (boom); uuldana carries on without it',
+    ]);
+    expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "thrower", pack: "uuldana-provider-thrower@1.0.0", hook: "classify", failure: "threw" }]);
+    expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "thrower", kind: "daily" });
+  }, 60_000);
+});
+
+describe("providers add refuses, and leaves the config as it was", () => {
+  it.each([
+    [
+      "a package whose name is not a pack's",
+      (): string => join(packs, "not-a-pack"),
+      (): string[] => [
+        `uuldana: "${join(packs, "not-a-pack")}" is the package coffee-helpers, which is not a provider pack: a pack's name is uuldana-provider-<name> or @<scope>/uuldana-provider-<name> [E_PACK_INVALID]`,
+        `hint: rename the package (for example uuldana-provider-coffee-helpers), or put its folder's path in "packs" of ${join(sandbox.config, "config.json")} to use it as it is`,
+      ],
+    ],
+    [
+      "a pack with a broken manifest, named where its author has it",
+      (): string => {
+        sandbox.write("broken/package.json", { name: "uuldana-provider-broken", version: "0.0.1", uuldana: { manifests: ["m"] } });
+        sandbox.write("broken/m/broken.json", { id: "broken", name: "Broken", executables: ["broken"] });
+        return join(sandbox.dir, "broken");
+      },
+      (): string[] => [
+        "uuldana: provider pack uuldana-provider-broken@0.0.1 was not added: one of its manifests is not usable [E_PACK_INVALID]",
+        `  invalid manifest ${join(sandbox.dir, "broken", "m", "broken.json")} (1 problem)`,
+        '    at /version (version): missing required key "version"',
+        "      hint: How to read the installed version: the arguments to run and the pattern that recognises the output.",
+        'hint: fix the pack and add it again; "uuldana providers validate <its manifests folder>" checks them',
+      ],
+    ],
+    [
+      "a pack written for a later provider API, from its tarball",
+      async (): Promise<string> => {
+        sandbox.write("later/package.json", { name: "uuldana-provider-later", version: "2.0.0", uuldana: { manifests: ["later.json"] } });
+        sandbox.write("later/later.json", { api: 2, id: "later", name: "Later", executables: ["later"], version: { args: ["--version"], pattern: "^later (\\S+)" } });
+        const pack = await runFile("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", sandbox.dir], { cwd: join(sandbox.dir, "later"), env: npmEnv() });
+        return join(sandbox.dir, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+      },
+      (): string[] => [
+        "uuldana: provider pack uuldana-provider-later@2.0.0 needs provider API 2 (manifest uuldana-provider-later@2.0.0/later.json), and this uuldana (0.1.0) reads API 1: it was not added [E_MANIFEST_API]",
+        "hint: install a version of the pack written for API 1 (its README or changelog says which), or a uuldana that reads API 2",
+      ],
+    ],
+    [
+      "a path that does not exist",
+      (): string => join(sandbox.dir, "nowhere.tgz"),
+      (): string[] => [
+        `uuldana: no provider pack at ${join(sandbox.dir, "nowhere.tgz")}: there is no such file or folder [E_USAGE]`,
+        "hint: give the path of a pack's folder or of its .tgz (npm pack makes one), or a package name such as uuldana-provider-<name>",
+      ],
+    ],
+  ])("%s", async (_what, spec, expected) => {
+    const before = readTree(sandbox.config);
+    const run = await uuldana(["providers", "add", await spec()]);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(expected().join("\n") + "\n");
+    expect(run.code).toBe(run.stderr.includes("[E_USAGE]") ? 2 : 1);
+    expect(readTree(sandbox.config)).toEqual(before);
+  }, 60_000);
+
+  it("shows npm's own words when it cannot reach the registry", async () => {
+    const before = readTree(sandbox.config);
+    const run = await uuldana(["providers", "add", "uuldana-provider-nowhere"], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
+    const lines = run.stderr.split("\n");
+    expect(lines[0]).toBe("uuldana: npm install uuldana-provider-nowhere exited with code 1: nothing was changed [E_PACK_INSTALL]");
+    expect(lines[1]).toMatch(/^ {2}npm install --prefix \S+ --ignore-scripts --no-audit --no-fund --no-update-notifier --omit=peer --legacy-peer-deps --omit=dev --install-links uuldana-provider-nowhere$/);
+    expect(lines.slice(2, -2).some((line) => /^ {2}npm error .*ECONNREFUSED/.test(line))).toBe(true);
+    expect(lines.at(-2)).toBe("hint: npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package");
+    expect(run.code).toBe(1);
+    expect(readTree(sandbox.config)).toEqual(before);
+  }, 60_000);
+
+  it("says so when npm is not on PATH", async () => {
+    const nodeOnly = join(sandbox.dir, "node-only");
+    mkdirSync(nodeOnly);
+    symlinkSync(process.execPath, join(nodeOnly, "node"));
+    const before = readTree(sandbox.config);
+    const run = await sandbox.run(["providers", "add", tarball], { env: { PATH: nodeOnly } });
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `uuldana: cannot run npm to install "${tarball}" (ENOENT): nothing was changed [E_PACK_INSTALL]\nhint: install Node.js with npm, or put npm on PATH, then try again\n`,
+    });
+    expect(readTree(sandbox.config)).toEqual(before);
+  });
+});
+
+describe("a pack that names uuldana as a peer", () => {
+  it("is installed without fetching uuldana, or asking the registry about it", async () => {
+    sandbox.write("peer/package.json", { name: "uuldana-provider-peer", version: "1.0.0", peerDependencies: { uuldana: "^0.1.0" }, uuldana: { manifests: ["peer.json"] } });
+    sandbox.write("peer/peer.json", { id: "peer", name: "Peer", executables: ["peer"], version: { args: ["--version"], pattern: "^peer (\\S+)" } });
+    // a registry nothing answers at: any question to it fails the install
+    const run = await uuldana(["providers", "add", join(sandbox.dir, "peer")], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(readdirSync(join(sandbox.config, "node_modules")).sort()).toEqual([".package-lock.json", "uuldana-provider-peer"]);
+  }, 60_000);
+});
+
+describe("install scripts", () => {
+  it("stay off unless --allow-scripts is given", async () => {
+    const marker = join(sandbox.config, "node_modules", "uuldana-provider-scripted", "postinstall-ran");
+    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-scripted")])).code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    expect((await uuldana(["providers", "remove", "uuldana-provider-scripted"])).code).toBe(0);
+    expect(await uuldana(["providers", "add", "--allow-scripts", join(packs, "uuldana-provider-scripted")])).toEqual({
+      code: 0,
+      stdout: `added uuldana-provider-scripted@1.0.0 to packs in ${join(sandbox.config, "config.json")}\n  scripted (Scripted): ${join(sandbox.config, "node_modules", "uuldana-provider-scripted", "manifests", "scripted.json")}\n`,
+      stderr: "",
+    });
+    expect(readFileSync(marker, "utf8")).toBe("yes");
+  }, 60_000);
+});
+
+describe("without the terminal module", () => {
+  it("providers add and remove, and the test helper, never load node-pty or @xterm/headless", async () => {
+    const forbid = (args: string[], cwd = sandbox.project): Promise<Run> =>
+      runFile(process.execPath, ["--import", join(fixtures, "forbid-native.mjs"), ...args], { cwd, env: sandbox.env });
+    expect(await forbid([bin, "providers", "add", join(packs, "uuldana-provider-thrower")])).toMatchObject({ code: 0, stderr: "" });
+    expect(await forbid([bin, "providers", "remove", "uuldana-provider-thrower"])).toMatchObject({ code: 0, stderr: "" });
+    const helper = await forbid(["--input-type=module", "-e", `const { loadProvider } = await import("uuldana/testing"); console.log((await loadProvider(${JSON.stringify(join(example, "manifests", "example.json"))})).manifest.id);`], root);
+    expect(helper).toEqual({ code: 0, stdout: "example\n", stderr: "" });
+  }, 60_000);
+});
+
+describe("providers remove", () => {
+  it("leaves a config dir that held nothing as empty as it was", async () => {
+    rmSync(sandbox.config, { recursive: true });
+    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-thrower")])).code).toBe(0);
+    expect(readdirSync(sandbox.config).sort()).toEqual(["config.json", "node_modules", "package-lock.json", "package.json"]);
+    expect([statSync(sandbox.config).mode & 0o777, statSync(join(sandbox.config, "config.json")).mode & 0o777]).toEqual([0o700, 0o600]);
+    expect(readFileSync(join(sandbox.config, "config.json"), "utf8")).toBe('{\n  "packs": [\n    "uuldana-provider-thrower"\n  ]\n}\n');
+    expect((await uuldana(["providers", "remove", "uuldana-provider-thrower"])).code).toBe(0);
+    expect(readdirSync(sandbox.config)).toEqual([]);
+  }, 60_000);
+
+  it("names the packs there are when asked for one that is not in packs, and takes out a folder without touching it", async () => {
+    sandbox.write("config/config.json", { packs: ["../local-pack"] });
+    expect(await uuldana(["providers", "remove", "uuldana-provider-example"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `uuldana: "uuldana-provider-example" is not in "packs" of ${join(sandbox.config, "config.json")} [E_USAGE]\nhint: its packs: ../local-pack\n`,
+    });
+    expect(await uuldana(["providers", "remove", "../local-pack"])).toEqual({
+      code: 0,
+      stdout: `removed ../local-pack from packs in ${join(sandbox.config, "config.json")}; its folder is left as it is\n`,
+      stderr: "",
+    });
+    // nothing was left in it
+    expect(existsSync(join(sandbox.config, "config.json"))).toBe(false);
+  });
+});
