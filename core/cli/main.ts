@@ -78,9 +78,10 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .option("--provider <entry>", "try this entry first")
     .addOption(new Option("--ceiling <level>", "the most the agents may do without asking").choices(LEVELS))
     .option("--no-failover", "stay on the first agent when its allowance is gone")
+    .option("--wait", "when every entry is resting, wait for the first to return instead of exiting")
     .argument("[agent-args...]", "arguments after -- go to the first agent")
     .exitOverride()
-    .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean }) => {
+    .action(async (agentArgs: string[], options: { provider?: string; ceiling?: Level; failover: boolean; wait?: boolean }) => {
       const context = await commandContext();
       const { runCommand } = await import("./run-command.js");
       done(await hostingAgents((stop) => runCommand(context, { ...options, agentArgs, stop })));
@@ -106,11 +107,12 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .command("resume")
     .description("continue a session (the newest begun in this folder, by default) with its whole history")
     .argument("[session]", "the session's id")
+    .option("--wait", "when every entry is resting, wait for the first to return instead of exiting")
     .exitOverride()
-    .action(async (id: string | undefined) => {
+    .action(async (id: string | undefined, options: { wait?: boolean }) => {
       const context = await commandContext();
       const { resumeCommand } = await import("./resume-command.js");
-      done(await hostingAgents((stop) => resumeCommand(context, id, stop)));
+      done(await hostingAgents((stop) => resumeCommand(context, id, stop, options.wait)));
     });
 
   program

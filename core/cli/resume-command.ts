@@ -7,10 +7,10 @@ import { renderSession } from "./session-report.js";
 
 // uuldana resume [SESSION]: continues a session (by default the newest one begun in this folder) in the same
 // journal, starting the first eligible entry with the whole history of its runs as the first prompt.
-export async function resumeCommand(context: Context, id: string | undefined, stop?: AbortSignal): Promise<CommandResult> {
+export async function resumeCommand(context: Context, id: string | undefined, stop?: AbortSignal, wait?: boolean): Promise<CommandResult> {
   // before the session is looked up: a broken install is reported as by run, whatever sessions there are
   checkNodePty();
   const chosen = sessionToResume(context.dirs.data, id, context.cwd);
   if (chosen.cwd !== context.cwd) process.stderr.write(`uuldana: session ${chosen.id} began in ${escapeControls(chosen.cwd)}; resuming it here, in ${escapeControls(context.cwd)}\n`);
-  return renderSession(context, { agentArgs: [], resume: readResumeFacts(context.dirs.data, chosen.id), stop });
+  return renderSession(context, { agentArgs: [], resume: readResumeFacts(context.dirs.data, chosen.id), stop, ...(wait ? { wait } : {}) });
 }

@@ -7,6 +7,7 @@ export interface RunOptions {
   provider?: string;
   ceiling?: Level;
   failover?: boolean;
+  wait?: boolean;
   agentArgs: string[];
   // aborted by the CLI when a signal asks uuldana to stop
   stop?: AbortSignal;

@@ -15,8 +15,43 @@ import { result, type CommandResult } from "./result.js";
 export async function renderSession(context: Context, options: SessionOptions): Promise<CommandResult> {
   // uuldana's own lines quote ids, names, versions and notes from files and programs: made safe before they are said
   const say = (line: string): void => void process.stderr.write(`${safeOutput(line)}\n`);
-  const session = await runSession(context, { ...options, onEvent: (event) => describeEvent(event).forEach(say) });
+  const waitLine = new WaitLine(process.stderr);
+  const session = await runSession(context, {
+    ...options,
+    onEvent: (event) => {
+      if (event.type === "waiting") return waitLine.show(event, describeEvent(event));
+      waitLine.end();
+      describeEvent(event).forEach(say);
+    },
+  });
+  waitLine.end();
   return result("", describeEnding(session), session.exitCode);
+}
+
+// The wait for a resting entry, said as it goes: on a terminal one countdown line rewritten in place at each look
+// (about once a minute); elsewhere (a log) a line each time what is awaited changes, never a flood of rewrites.
+export class WaitLine {
+  private shown: string | undefined;
+  private open = false;
+
+  constructor(private readonly out: NodeJS.WriteStream) {}
+
+  show(event: Extract<SessionEvent, { type: "waiting" }>, lines: string[]): void {
+    const [first, ...rest] = lines;
+    const state = `${event.entry} ${event.until.toISOString()}`;
+    if (event.first) for (const line of rest) this.out.write(`${safeOutput(line)}\n`);
+    if (this.out.isTTY) {
+      this.out.write(`\r\x1b[2K${safeOutput(first ?? "")}`);
+      this.open = true;
+    } else if (event.first || state !== this.shown) this.out.write(`${safeOutput(first ?? "")}\n`);
+    this.shown = state;
+  }
+
+  // The countdown line is done: what follows begins on a line of its own.
+  end(): void {
+    if (this.open) this.out.write("\n");
+    this.open = false;
+  }
 }
 
 // The line said for an event as the session goes, if it has one.
@@ -30,6 +65,14 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
       // handed the conversation, it never took it: the next entry is tried with the same conversation
       if (event.run.took === false) return [`uuldana: ${event.run.entry} did not take over (${event.run.failure}); trying the next entry`];
       return [`uuldana: ${event.run.entry} could not start (${event.run.failure})`];
+    case "waiting":
+      // the countdown first, then (as the wait begins) why each entry cannot run now
+      return [
+        `uuldana: every entry is resting; waiting for ${event.entry} to return at ${formatInstant(event.until)} (in ${formatDuration(Math.max(0, event.until.getTime() - Date.now()))}) · Ctrl+C to stop`,
+        ...event.nothingCanRun.entries.map(({ entry, reasons }) => `  ${escapeControls(entry)}: ${reasons.join("; ") || "already tried in this session"}`),
+      ];
+    case "wait-over":
+      return [`uuldana: ${event.entry} has returned; the wait is over`];
     case "run-ended":
       return [
         ...event.run.switches.map((one) => `uuldana: ${event.run.entry} switched from ${one.from} to ${one.to} at the ${one.from} model's limit; ${one.from} rests until ${formatInstant(one.restsUntil)}`),
@@ -42,7 +85,8 @@ export function describeEvent(event: SessionEvent, options: { commandKey?: boole
 // What uuldana says when the session has ended: what was ignored or left running, then how it ended.
 export function describeEnding(result: SessionResult): string {
   const moved = result.runs.findLast((run) => run.limit?.action === "failover");
-  if (result.ending === "no-entry") return (moved ? `uuldana: ${gone(moved, moved.limit!)}.\n` : "") + formatError(noEntryError(result.nothingCanRun!));
+  const notWaiting = result.waitedTooLong ? "uuldana: not waiting: the first resting entry returns later than wait_max_hours allows\n" : "";
+  if (result.ending === "no-entry") return (moved ? `uuldana: ${gone(moved, moved.limit!)}.\n` : "") + notWaiting + formatError(noEntryError(result.nothingCanRun!));
   const last = result.runs.at(-1);
   // a signal between runs: before the first, after a failover, or after a start that failed
   if (!last || (result.ending === "signal" && (last.limit?.action === "failover" || last.end === "failed-start"))) {
@@ -89,6 +133,8 @@ function opening(run: RunReport, previous: RunReport | undefined): string {
 
 function gone(run: RunReport, limit: LimitEvent): string {
   if (limit.reason === "rotate") return `${run.entry}: ${limit.text}, so it was rotated before its allowance ran out; it rests until ${formatInstant(limit.restsUntil)}`;
+  if (limit.reason === "home") return `${limit.text}; ${run.entry} hands the work back`;
+  if (limit.reason === "shared-rest") return `${run.entry} was rested by another uuldana session (${limitName(limit)}); it rests until ${formatInstant(limit.restsUntil)}`;
   return `${run.entry}'s ${limitName(limit)} is gone${limit.source === "native" ? " by its own account" : ""}; it rests until ${formatInstant(limit.restsUntil)}`;
 }
 

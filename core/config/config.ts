@@ -28,6 +28,11 @@ export interface Config {
   rotateAtPercentLeft: number | undefined;
   // how long an agent started with the conversation has to show that it took it (seconds)
   receiverSeconds: number;
+  // with every entry resting, wait for the first to return (at most waitMaxHours away) instead of exiting
+  wait: boolean;
+  waitMaxHours: number;
+  // move the session back to an entry higher in the list once it has rested, at the next turn boundary
+  returnHome: boolean;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -62,6 +67,9 @@ interface RawConfig {
   handoff_workspace?: boolean;
   rotate_at_percent_left?: number;
   receiver_seconds?: number;
+  wait?: boolean;
+  wait_max_hours?: number;
+  return_home?: boolean;
   packs?: string[];
   redact?: string[];
 }
@@ -95,6 +103,9 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     handoffWorkspace: user.handoff_workspace ?? false,
     rotateAtPercentLeft: user.rotate_at_percent_left,
     receiverSeconds: user.receiver_seconds ?? 60,
+    wait: user.wait ?? false,
+    waitMaxHours: user.wait_max_hours ?? 24,
+    returnHome: user.return_home ?? false,
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),

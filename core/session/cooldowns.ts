@@ -1,3 +1,4 @@
+import { watch, type FSWatcher } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -53,6 +54,22 @@ export async function readCooldowns(dataDir: string): Promise<CooldownTable> {
   const table = await readTable(join(dataDir, "cooldowns.json"));
   for (const change of pending.get(table.file) ?? []) change(table.entries);
   return table;
+}
+
+// Calls onChange whenever the cooldown table in the data dir is replaced or changed (by this uuldana, another one, or
+// "cooldowns clear"): its folder is watched through the operating system, for the table's name. Returns the closer;
+// a folder that cannot be watched is not watched.
+export function watchCooldowns(dataDir: string, onChange: () => void): () => void {
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dataDir, (_event, name) => {
+      if (name === null || String(name) === "cooldowns.json") onChange();
+    });
+    watcher.on("error", () => watcher?.close());
+  } catch {
+    // nothing to watch: whoever relies on it also reads the table at its own times
+  }
+  return () => watcher?.close();
 }
 
 // When an entry stops resting, or undefined when it is not resting at this moment.

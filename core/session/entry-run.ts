@@ -26,7 +26,7 @@ import { QuotaWatch } from "./quota-watch.js";
 import { avoidResting, exhaustedModel, modelOf, switchTarget } from "./model-switch.js";
 import { SwitchAttempt } from "./switch-attempt.js";
 import { ReceiverWatch, type ReceiverOutcome, type ReceiverSigns } from "./receiver.js";
-import { modelKey } from "./cooldowns.js";
+import { modelKey, readCooldowns, restingUntil, watchCooldowns, type Cooldown } from "./cooldowns.js";
 import { recordQuota, type QuotaWindow } from "./quota-store.js";
 import type { LimitKind } from "../reader/reader.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
@@ -60,6 +60,8 @@ export interface EntryRunOptions {
   starting: (run: RunReport) => void;
   // the agent's pid while it runs, for a crash of uuldana to stop it
   active: (pid: number | undefined) => void;
+  // the rests already returned from ("<entry>@<until>"): the session goes back to an entry once per reset
+  homeTried: ReadonlySet<string>;
 }
 
 // What a run leaves for the next: its report and its part of the conversation.
@@ -324,6 +326,12 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     const entry = chosen.entry.key;
     report.limit = limit;
     clearTimeout(nativeTimer);
+    if (limit.reason === "home") {
+      // nothing ran out: the entry does not rest
+      options.journal.write("home", { entry, to: limit.home!.entry, rested_until: limit.home!.until, text: limit.text });
+      stopping = run.stop();
+      return;
+    }
     options.journal.write("limit", {
       entry,
       source: limit.source,
@@ -337,8 +345,10 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       ...more,
     });
     saveDrawn();
+    // the rest another session wrote is in the table already
+    if (limit.reason === "shared-rest") limit.rested = true;
     // waits at most a second for another writer; a rest not written then is kept and written later
-    cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
+    else cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
       entries.set(entry, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(limit.text) });
     }).then((write) => {
       options.journal.write("cooldown", { entry, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
@@ -371,6 +381,33 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   let lastJournaled = "";
   let nativeTimer: NodeJS.Timeout | undefined;
   let rotating = false;
+
+  // Rests seen in the cooldown table while the run runs. Another uuldana session that rested this entry (or the model
+  // it runs on) means its account is at the wall: the session moves on at the next turn boundary instead of walking
+  // into it. An entry higher in the list whose rest is over brings the session back home (return_home), at the next
+  // turn boundary, once per reset.
+  const homeCandidates = context.config.returnHome
+    ? options.rows
+        .filter((row) => row.order < chosen.order && row.restingUntil && row.reasons.every((reason) => reason.startsWith("resting until ")))
+        .map((row) => ({ entry: row.entry.key, until: row.restingUntil! }))
+        .filter((row) => !options.homeTried.has(`${row.entry}@${row.until.toISOString()}`))
+        .sort((a, b) => a.until.getTime() - b.until.getTime())
+    : [];
+  let movingOn = false;
+  const lookAtRests = async (): Promise<void> => {
+    if (movingOn || report.limit || runOver || switching) return;
+    const table = await readCooldowns(context.dirs.data);
+    const now = new Date();
+    const key = chosen.entry.key;
+    const own = [table.entries.get(key), currentModel ? table.entries.get(modelKey(key, currentModel)) : undefined].find((row) => row && row.until > now);
+    const home = homeCandidates.find((row) => !restingUntil(table, row.entry, now));
+    if (!own && !home) return;
+    movingOn = true;
+    await run.atTurnBoundary(context.config.quietSeconds * 1000);
+    if (report.limit || runOver || switching) return;
+    if (own) settle(sharedRest(own, context.config.cooldownMinutes));
+    else settle(goingHome(home!));
+  };
   const readNative = (): NativeQuota | undefined => {
     if (!hooks.hasQuota || runOver) return undefined;
     const reading = hooks.quota(quotaQuery);
@@ -486,6 +523,10 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     : undefined;
   // the agent's own quota numbers, read whenever the files it writes them to change
   const quotaWatch = hooks.hasQuota ? new QuotaWatch(hooks.quotaFiles(quotaQuery), onNative) : undefined;
+  // the cooldown table, for a rest another session writes for this entry, and for entries higher in the list that
+  // return (return_home); and a timer to the first of those returns
+  const unwatchRests = options.failover ? watchCooldowns(context.dirs.data, () => void lookAtRests()) : undefined;
+  const homeTimer = homeCandidates.length ? setTimeout(() => void lookAtRests(), Math.max(0, homeCandidates[0]!.until.getTime() - Date.now()) + 50).unref() : undefined;
   let ended: RunResult;
   try {
     // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
@@ -504,6 +545,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     runOver = true;
     receiver?.close();
     quotaWatch?.close();
+    unwatchRests?.();
+    clearTimeout(homeTimer);
     clearTimeout(nativeTimer);
     clearTimeout(drawnTimer);
     options.stopped.removeEventListener("abort", stopRun);
@@ -572,6 +615,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
       typed: ended.userTurns,
       chrome: turns ? undefined : hooks.chrome,
       rotated: report.limit?.reason === "rotate" ? report.limit.text : undefined,
+      handedBack: report.limit?.reason === "home" ? whatItDid(read.transcript, ended.userTurns) : undefined,
     },
   };
 }
@@ -608,6 +652,57 @@ function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMin
 function withNative(printed: LimitEvent, native: NonNullable<NativeQuota["exhausted"]>, cooldownMinutes: number): LimitEvent {
   const resetAt = native.reset_at ?? printed.resetAt;
   return { ...printed, source: "native", kind: (native.kind as LimitKind | undefined) ?? printed.kind, resetAt, restsUntil: restUntil(resetAt, cooldownMinutes) };
+}
+
+// What a fallback agent did since it took over, for the entry it hands the work back to: the requests it took, and
+// the files its transcript says its tools changed (tools whose names say they edit, write, patch, create, move or
+// delete); from a screen alone, the requests only.
+function whatItDid(transcript: Transcript | undefined, typed: readonly string[]): string {
+  const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? "" : "s"}`;
+  if (!transcript) return `since then it took ${plural(typed.length, "request")} from the user; what it changed is not known (its part below is from its screen)`;
+  const requests = transcript.turns.filter((turn) => turn.role === "user").length;
+  const files = [...new Set(transcript.turns.filter((turn) => turn.role === "tool").map((turn) => CHANGED.exec(turn.text)?.[1]?.trim()).filter((file): file is string => !!file))];
+  const changed = files.length ? `its tools changed ${files.slice(0, 20).join(", ")}${files.length > 20 ? ` and ${files.length - 20} more` : ""}` : "its tools changed no file";
+  return `since then it took ${plural(requests, "request")} from the user and ${changed}`;
+}
+
+// A tool call that changes a file, as the transcript hooks summarise it ("Edit: src/lexer.ts"): its target.
+const CHANGED = /^[\w.-]*(?:edit|write|patch|replace|create|delete|remove|move|rename)[\w.-]*: (.{1,200})$/i;
+
+// Another uuldana session rested this entry (or the model it runs on): the same account is at the wall.
+function sharedRest(row: Cooldown, cooldownMinutes: number): LimitEvent {
+  const resetAt = row.until.toISOString();
+  return {
+    source: row.source === "native" ? "native" : "inferred",
+    reason: "shared-rest",
+    kind: (row.kind as LimitKind | undefined) ?? "unknown",
+    resetAt,
+    text: `another uuldana session rested it${row.model ? ` (its model ${row.model})` : ""}: ${row.text ?? "its usage allowance is gone"}`,
+    after: "turn boundary",
+    restsUntil: restUntil(resetAt, cooldownMinutes),
+    rested: true,
+    action: "failover",
+    why: undefined,
+    cooldownNotice: undefined,
+  };
+}
+
+// An entry higher in the list has rested: the session goes back to it; nothing ran out here.
+function goingHome(home: { entry: string; until: Date }): LimitEvent {
+  return {
+    source: "inferred",
+    reason: "home",
+    kind: "unknown",
+    resetAt: null,
+    text: `${home.entry} has rested (its allowance returned at ${formatInstant(home.until)})`,
+    after: "turn boundary",
+    home: { entry: home.entry, until: home.until.toISOString() },
+    restsUntil: new Date(),
+    rested: false,
+    action: "failover",
+    why: undefined,
+    cooldownNotice: undefined,
+  };
 }
 
 // The agent switched itself to another model at a limit (native_wait "failover"): that model's allowance is gone.

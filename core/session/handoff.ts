@@ -21,6 +21,8 @@ export interface RunPart {
   chrome?: ((line: string) => boolean) | undefined;
   // why the session moved on from this run before its allowance ran out, when it did (rotate_at_percent_left)
   rotated?: string | undefined;
+  // when this run hands the work back to an entry that has rested (return_home): what it did since it took over
+  handedBack?: string | undefined;
 }
 
 export interface HandoffOptions {
@@ -35,6 +37,8 @@ export interface HandoffOptions {
   workspace?: string | undefined;
   // the session's redactor: the next agent sees [redacted] where a secret was
   redact?: (text: string) => string;
+  // the entry the prompt is for
+  receiver?: string | undefined;
 }
 
 export interface Handoff {
@@ -82,7 +86,7 @@ export function buildHandoff(options: HandoffOptions): Handoff {
   const quoted = request ? quote(redact(request.text), options.maxSize) : undefined;
   const preamble = (trimmed: boolean): string =>
     [
-      redact(introduction(options.parts, previous)),
+      redact(introduction(options.parts, previous, options.receiver)),
       ...(options.workspace ? [redact(options.workspace)] : []),
       ...(trimmed ? [trimNote(options)] : []),
       quoted ? `Continue with the user's last request, quoted here whole:\n\n${quoted}` : "Continue where the conversation leaves off.",
@@ -111,13 +115,25 @@ const REQUEST_MARK = "(the user's last request, quoted at the top)";
 // A tool call is one line.
 const TOOL_LINE = 240;
 
-function introduction(parts: readonly RunPart[], previous: RunPart): string {
+function introduction(parts: readonly RunPart[], previous: RunPart, receiver: string | undefined): string {
   const earlier = [...new Set(parts.slice(0, -1).map(label))].filter((name) => name !== label(previous));
+  const took = earlier.length ? `; before it, ${earlier.join(", ")} took part` : "";
+  // the work was handed back to an entry that had rested, which did not take it: it comes back to the one that had it
+  const again = previous.handedBack && previous.entry === receiver;
   return [
-    `You are continuing a conversation from ${label(previous)}, ${previous.rotated ? `which was rotated before its usage allowance ran out (${escapeControls(previous.rotated)})` : "whose usage allowance ran out"}${earlier.length ? `; before it, ${earlier.join(", ")} took part` : ""}.`,
+    again
+      ? `You are continuing your own conversation as ${label(previous)}: it was to go back to an agent that had rested, which did not take it, so it comes back to you${took}.`
+      : `You are continuing a conversation from ${label(previous)}, ${why(previous)}${took}.`,
     "Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it.",
     "Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
   ].join(" ");
+}
+
+// Why the work moved on from the last run.
+function why(previous: RunPart): string {
+  if (previous.handedBack) return `which took over while you rested and now hands the work back to you (${escapeControls(previous.handedBack)})`;
+  if (previous.rotated) return `which was rotated before its usage allowance ran out (${escapeControls(previous.rotated)})`;
+  return "whose usage allowance ran out";
 }
 
 function trimNote(options: HandoffOptions): string {

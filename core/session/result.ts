@@ -13,6 +13,8 @@ export interface SessionResult {
   // why no entry could run (ending "no-entry"): each entry of the list with its reasons, and when the first resting
   // one returns
   nothingCanRun: NothingCanRun | undefined;
+  // the session would have waited, but the first entry returns later than wait_max_hours
+  waitedTooLong?: boolean;
 }
 
 // How a session ended: its agent exited (or was stopped and no failover followed), no entry could run, or a signal
@@ -71,8 +73,10 @@ export type RunEnd = "exited" | "stopped" | "killed" | "failed-start";
 export interface LimitEvent {
   // read from printed text, or from the agent's own quota numbers (its status line, rollout or transcript)
   source: "inferred" | "native";
-  // the allowance is gone, or a window was nearly spent and the session moves on before the wall (rotate_at_percent_left)
-  reason: "limit" | "rotate";
+  // the allowance is gone, or a window was nearly spent and the session moves on before the wall (rotate_at_percent_left),
+  // or another uuldana session rested this entry (its account met the limit there), or an entry higher in the list
+  // has rested and the session goes back to it (return_home; then nothing ran out and nothing rests)
+  reason: "limit" | "rotate" | "shared-rest" | "home";
   kind: LimitKind;
   resetAt: string | null;
   // the printed message, or the agent's own words or numbers when nothing was printed
@@ -88,6 +92,8 @@ export interface LimitEvent {
   // the session moved on to the next entry, or kept this one running (failover off, no other entry, stopped by a
   // signal), or left the agent to wait for its reset (or switch its model) by itself (native_wait "allow")
   action: "failover" | "kept running" | "stopped" | "left to the agent";
+  // for reason "home": the entry the session goes back to, and when its rest ended
+  home?: { entry: string; until: string } | undefined;
   // what the agent itself offered at this limit (its screen showed it waiting for its reset, or switched to another
   // model) and what uuldana chose (the entry's or its manifest's native_wait)
   offer?: { kind: "wait" | "switch"; choice: "failover" | "allow" } | undefined;
@@ -101,4 +107,7 @@ export type SessionEvent =
   | { type: "notes"; notes: string[] }
   | { type: "run-starting"; run: RunReport; previous: RunReport | undefined; commandKey: string }
   | { type: "start-failed"; run: RunReport }
-  | { type: "run-ended"; run: RunReport };
+  | { type: "run-ended"; run: RunReport }
+  // every entry rests: the session waits for the first to return (first: the wait begins; later: it woke to look again)
+  | { type: "waiting"; nothingCanRun: NothingCanRun; entry: string; until: Date; first: boolean }
+  | { type: "wait-over"; entry: string };

@@ -20,6 +20,7 @@ import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
 import type { NothingCanRun, RunReport, SessionEvent, SessionResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
+import { waitForReturn } from "./wait.js";
 import { workspaceState } from "./workspace.js";
 import type { ResumeFacts } from "./sessions.js";
 
@@ -27,6 +28,8 @@ export interface SessionOptions {
   provider?: string;
   ceiling?: Level;
   failover?: boolean;
+  // with every entry resting, wait for the first to return instead of ending (--wait; else the config's wait)
+  wait?: boolean;
   agentArgs: string[];
   now?: Date;
   // continue an earlier session: its id, the runs it had, and whether anyone had spoken
@@ -70,6 +73,9 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   const journal = new Journal(context.dirs.data, sessionId, redactor, { type: options.resume ? "session-resume" : "session-start", fields: begun });
   const emit = options.onEvent ?? ((): void => {});
   const failoverOn = options.failover !== false && context.config.failover;
+  // a session resumed while it waited goes on waiting
+  const waitOn = options.wait ?? (context.config.wait || options.resume?.waiting === true);
+  let waiting = false;
   const parts: RunPart[] = [...(options.resume?.parts ?? [])];
   const runs: RunReport[] = [];
   const tried = new Set<string>();
@@ -79,6 +85,9 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   let failed: RunReport | undefined;
   // why each entry tried since the last failover could not take over, for the lines said when nothing else can run
   const failures = new Map<string, string>();
+  // the rests the session already went back from ("<entry>@<until>"): once per reset, so a preferred entry that
+  // fails at once is not returned to again and again
+  const homeTried = new Set<string>();
   const stopped = options.stop ?? new AbortController().signal;
   const finish = (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): SessionResult => {
     journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
@@ -108,7 +117,25 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
       const chosen = candidates.find((row) => row.eligible);
       if (!chosen && failed) return finish(endOf(failed));
-      if (!chosen) return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: nothingCanRun(ordered, ceiling, failures) }, "no entry can run");
+      if (!chosen) {
+        const facts = nothingCanRun(ordered, ceiling, failures);
+        // unattended: wait for the first entry that only rests to return, when that is near enough
+        const until = waitOn ? firstReturn(ordered, context.config.waitMaxHours) : undefined;
+        if (until) {
+          if (!waiting) journal.write("wait", { until: until.toISOString(), entries: facts.entries });
+          const entry = ordered.find((row) => row.restingUntil?.getTime() === until.getTime())!.entry.key;
+          emit({ type: "waiting", nothingCanRun: facts, entry, until, first: !waiting });
+          waiting = true;
+          await waitForReturn(context.dirs.data, until, stopped);
+          continue;
+        }
+        return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: facts, waitedTooLong: waitOn && facts.firstReturn !== undefined }, "no entry can run");
+      }
+      if (waiting) {
+        journal.write("wait-end", { entry: chosen.entry.key });
+        emit({ type: "wait-over", entry: chosen.entry.key });
+        waiting = false;
+      }
       // the arguments after -- may not start the first agent at another level than its banner names
       const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
       if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
@@ -125,6 +152,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
               // the branch, status and size of uncommitted changes, when the user asked for them; never the diff
               workspace: context.config.handoffWorkspace ? workspaceState(context.cwd) : undefined,
               redact,
+              receiver: chosen.entry.key,
             })
           : undefined;
       if (prompt) {
@@ -156,6 +184,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         stopped,
         starting: (run) => emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey }),
         active: (pid) => (pid === undefined ? active.delete(journal) : active.set(journal, pid)),
+        homeTried,
       });
       runs.push(report);
       tried.add(chosen.entry.key);
@@ -176,7 +205,9 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         journal.write("handoff-from", { entry: chosen.entry.key, reason: report.limit.reason, stopped_by: report.stoppedBy ?? "exit" });
         tried.clear();
         failures.clear();
-        tried.add(chosen.entry.key);
+        // going home, the fallback stays a candidate: should the preferred entry not take over, the work comes back
+        if (report.limit.home) homeTried.add(`${report.limit.home.entry}@${report.limit.home.until}`);
+        else tried.add(chosen.entry.key);
         continue;
       }
       return finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
@@ -220,6 +251,15 @@ function endOf(run: RunReport, signal?: NodeJS.Signals): Omit<SessionResult, "se
 async function restedAgain(context: Context, key: string): Promise<Date | undefined> {
   const row = (await readCooldowns(context.dirs.data)).entries.get(key);
   return row && row.until.getTime() <= Date.now() ? row.until : undefined;
+}
+
+// When the first entry that only rests (nothing else keeps it from running) returns, if that is within maxHours.
+function firstReturn(rows: Assessment[], maxHours: number): Date | undefined {
+  const returning = rows
+    .filter((row) => row.restingUntil !== undefined && row.reasons.every((reason) => reason.startsWith("resting until ")))
+    .map((row) => row.restingUntil!)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
+  return returning && returning.getTime() - Date.now() <= maxHours * 3_600_000 ? returning : undefined;
 }
 
 function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {

@@ -71,6 +71,8 @@ export interface ResumeFacts {
   parts: RunPart[];
   spoken: boolean;
   lastEntry: string | undefined;
+  // its uuldana was waiting for a resting entry to return when it ended
+  waiting?: boolean;
 }
 
 export function readResumeFacts(dataDir: string, id: string): ResumeFacts {
@@ -105,7 +107,8 @@ export function readResumeFacts(dataDir: string, id: string): ResumeFacts {
   }
   const spoken = events.some((event) => event.type === "user");
   const lastEntry = events.filter((event) => event.type === "run-start").map((event) => String(event.entry)).at(-1);
-  return { sessionId: id, parts, spoken, lastEntry };
+  const waiting = events.filter((event) => event.type === "wait" || event.type === "wait-end" || event.type === "run-start").at(-1)?.type === "wait";
+  return { sessionId: id, parts, spoken, lastEntry, ...(waiting ? { waiting } : {}) };
 }
 
 export function findSession(dataDir: string, id: string): Session {
