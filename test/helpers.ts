@@ -193,3 +193,14 @@ export function handoffPreamble(from: string, request?: string, earlier: readonl
     request === undefined ? "Continue where the conversation leaves off." : `Continue with the user's last request, quoted here whole:\n\n${request.split("\n").map((line) => `> ${line}`).join("\n")}`,
   ].join("\n");
 }
+
+// One event of a session journal.
+export type JournalLine = { type: string; [key: string]: unknown };
+
+// Every session's journal in a data dir, one array of events per session, in the order of their ids (oldest first).
+export function sessionJournals(dataDir: string): JournalLine[][] {
+  const folder = join(dataDir, "sessions");
+  return readdirSync(folder)
+    .sort()
+    .map((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as JournalLine));
+}

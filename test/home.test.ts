@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, linkAgent, makeSandbox, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Rests shared across sessions (another session rests the running entry: this one moves on at its next idle
@@ -30,11 +30,8 @@ function open(env: Record<string, string> = {}): TestTerminal {
 }
 
 // Every session's journal, oldest first.
-function journals(): { type: string; [key: string]: unknown }[][] {
-  const folder = join(sandbox.data, "sessions");
-  return readdirSync(folder)
-    .sort()
-    .map((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)));
+function journals(): JournalLine[][] {
+  return sessionJournals(sandbox.data);
 }
 
 function prompt(file: string): string {

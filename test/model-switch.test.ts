@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EXIT, installAgents } from "./agents.js";
 import { avoidResting, exhaustedModel, mentions, switchTarget } from "../core/session/model-switch.js";
 import type { Manifest } from "../core/registry/types.js";
-import { bin, fixtures, LIMIT_RESET, linkAgent, makeSandbox, root, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, LIMIT_RESET, linkAgent, makeSandbox, root, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // switch_models: at a limit of one model, another model of the same agent first; the failover only when the switch
@@ -41,11 +41,8 @@ function open(env: Record<string, string> = {}): TestTerminal {
   return terminal;
 }
 
-function journal(): { type: string; [key: string]: unknown }[] {
-  const folder = join(sandbox.data, "sessions");
-  return readdirSync(folder)
-    .sort()
-    .flatMap((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)));
+function journal(): JournalLine[] {
+  return sessionJournals(sandbox.data).flat();
 }
 
 describe("switching model in place at a per-model limit", () => {

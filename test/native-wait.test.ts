@@ -1,10 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, makeSandbox, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // An agent that waits for its reset by itself, or switches itself to another model: its manifest names the lines it
@@ -37,10 +34,8 @@ function open(env: Record<string, string>): TestTerminal {
   return terminal;
 }
 
-function journal(): { type: string; [key: string]: unknown }[] {
-  const folder = join(sandbox.data, "sessions");
-  const [session] = readdirSync(folder);
-  return readFileSync(join(folder, session!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+function journal(): JournalLine[] {
+  return sessionJournals(sandbox.data)[0]!;
 }
 
 async function ask(terminal: TestTerminal): Promise<void> {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, linkAgent, makeSandbox, sessionJournals, standInManifest, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // A handoff counts once the new agent has taken the conversation: one stuck at a sign-in screen or one that exits at
@@ -36,9 +36,8 @@ function open(): TestTerminal {
   return terminal;
 }
 
-function journal(): { type: string; [key: string]: unknown }[] {
-  const [session] = readdirSync(join(sandbox.data, "sessions"));
-  return readFileSync(join(sandbox.data, "sessions", session!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+function journal(): JournalLine[] {
+  return sessionJournals(sandbox.data)[0]!;
 }
 
 // The limit stand-in answers one request, then its allowance is gone.

@@ -1,12 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { formatInstant } from "../core/session/eligibility.js";
 import { installAgents } from "./agents.js";
-import { bin, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, makeSandbox, sessionJournals, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // --wait: with every entry resting, the session waits for the first to return (its reset, or another process
@@ -51,9 +49,8 @@ function open(args: string[], env: Record<string, string> = {}, shell = false): 
   return terminal;
 }
 
-function journal(): { type: string; [key: string]: unknown }[] {
-  const [session] = readdirSync(join(sandbox.data, "sessions"));
-  return readFileSync(join(sandbox.data, "sessions", session!, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+function journal(): JournalLine[] {
+  return sessionJournals(sandbox.data)[0]!;
 }
 
 describe("uuldana run --wait", () => {

@@ -629,6 +629,12 @@ function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (te
   return `${failure.reason}${shown}`;
 }
 
+// What a limit not yet settled says of the session's next step: another entry takes over, or (failover off, no other
+// entry) the agent keeps running, and why.
+function settling(options: EntryRunOptions): Pick<LimitEvent, "rested" | "action" | "why" | "cooldownNotice"> {
+  return { rested: false, action: options.failover ? "failover" : "kept running", why: options.failover ? undefined : options.why, cooldownNotice: undefined };
+}
+
 // What a stop means for this session: until when the entry rests, and whether another entry takes over.
 function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMinutes: number, options: EntryRunOptions): LimitEvent {
   const reset = event.verdict.reset_at ? new Date(event.verdict.reset_at) : undefined;
@@ -641,10 +647,7 @@ function limitEvent(event: Extract<DetectorEvent, { type: "stop" }>, cooldownMin
     text: event.text,
     after: event.after,
     restsUntil,
-    rested: false,
-    action: options.failover ? "failover" : "kept running",
-    why: options.failover ? undefined : options.why,
-    cooldownNotice: undefined,
+    ...settling(options),
   };
 }
 
@@ -715,10 +718,7 @@ function nativeSwitch(text: string, cooldownMinutes: number, options: EntryRunOp
     text,
     after: "its own switch",
     restsUntil: restUntil(null, cooldownMinutes),
-    rested: false,
-    action: options.failover ? "failover" : "kept running",
-    why: options.failover ? undefined : options.why,
-    cooldownNotice: undefined,
+    ...settling(options),
   };
 }
 
@@ -733,10 +733,7 @@ function nativeLimit(native: NonNullable<NativeQuota["exhausted"]>, cooldownMinu
     text: native.text ?? "its own quota reading says the allowance is gone",
     after: "native",
     restsUntil: restUntil(resetAt, cooldownMinutes),
-    rested: false,
-    action: options.failover ? "failover" : "kept running",
-    why: options.failover ? undefined : options.why,
-    cooldownNotice: undefined,
+    ...settling(options),
   };
 }
 

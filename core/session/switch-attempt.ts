@@ -27,6 +27,8 @@ export interface SwitchTiming {
 
 export class SwitchAttempt {
   private readonly waiters = new Set<() => void>();
+  // when the agent last drew anything
+  private drawnAt = 0;
 
   constructor(
     private readonly run: SwitchingRun,
@@ -36,6 +38,7 @@ export class SwitchAttempt {
 
   // The agent drew something.
   drawn(): void {
+    this.drawnAt = Date.now();
     for (const waiter of [...this.waiters]) waiter();
   }
 
@@ -44,14 +47,23 @@ export class SwitchAttempt {
     const { run, timing } = this;
     const seconds = timing.seconds;
     const before = new Set(run.visible().map((line) => line.trim()));
-    await typeKeys(run, (this.manifest.models?.switch_keys ?? []).map((key) => key.replaceAll("{model}", model)), run.over);
-    const named = (): boolean => run.visible().some((line) => line.trim() !== "" && !before.has(line.trim()) && mentions(line, model));
+    const keys = (this.manifest.models?.switch_keys ?? []).map((key) => key.replaceAll("{model}", model));
+    await typeKeys(run, keys, run.over);
+    const switched = Date.now();
+    // the agent's own word of the new model: a new line naming it that is not the echo of what uuldana typed
+    const typed = keys.filter((key) => !/^\{[^{}]+\}$/.test(key) && mentions(key, model)).map((key) => key.trim());
+    const named = (): boolean => run.visible().some((line) => line.trim() !== "" && !before.has(line.trim()) && mentions(line, model) && !typed.some((text) => line.includes(text)));
     if (!(await this.until(named, seconds * 1000))) return `its screen did not name ${model} within ${seconds} s of the switch keys`;
     // the refused request again: the CLI resends it by itself, or uuldana asks it to go on in one line (with no word
     // of a limit in it, so its echo is not read as one)
     const asked = this.manifest.models?.retries ? undefined : continueLine(model);
-    if (asked) await typeKeys(run, [asked, "{enter}"], run.over);
-    if (!(await this.settled(timing.quietMs, seconds * 1000))) return `it drew nothing within ${seconds} s on ${model}`;
+    // a pause before Enter: an agent busy drawing takes text and Enter typed at once for a paste
+    if (asked) await typeKeys(run, [asked, "{pause}"], run.over);
+    // what it draws from here on is its answer (an agent on loopback answers before the next key could be typed); a
+    // CLI that resends the refused request itself answers right after the switch keys
+    const since = asked ? Date.now() : switched;
+    if (asked) await typeKeys(run, ["{enter}"], run.over);
+    if (!(await this.settled(since, timing.quietMs, seconds * 1000))) return `it drew nothing within ${seconds} s on ${model}`;
     const visible = run.visible();
     if (run.busy(visible)) return undefined;
     // what it drew below its echo of that line (or below the line naming the new model): refused again, or an answer
@@ -82,32 +94,24 @@ export class SwitchAttempt {
     });
   }
 
-  // Resolves true once the agent drew something and its screen then read the same for quietMs without showing that
-  // it works (an agent that redraws the same text counts as done), or when ms pass after it drew; false when it drew
-  // nothing within ms. Looked at every quietMs, only while a switch is checked.
-  private settled(quietMs: number, ms: number): Promise<boolean> {
+  // Resolves true once the agent drew something since the instant and its screen then read the same for quietMs
+  // without showing that it works (an agent that redraws the same text counts as done), or when ms pass after it
+  // drew; false when it drew nothing within ms. Looked at every quietMs, only while a switch is checked.
+  private settled(since: number, quietMs: number, ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const deadline = Date.now() + ms;
-      let drew = false;
       let last = this.run.visible().join("\n");
-      let timer: NodeJS.Timeout | undefined;
-      const drawn = (): void => void (drew = true);
-      const done = (result: boolean): void => {
-        clearTimeout(timer);
-        this.waiters.delete(drawn);
-        resolve(result);
-      };
       const look = (): void => {
         const visible = this.run.visible();
         const now = visible.join("\n");
-        if (this.run.over()) return done(false);
-        if (drew && now === last && !this.run.busy(visible)) return done(true);
-        if (Date.now() >= deadline) return done(drew);
+        const drew = this.drawnAt >= since;
+        if (this.run.over()) return resolve(false);
+        if (drew && now === last && !this.run.busy(visible)) return resolve(true);
+        if (Date.now() >= deadline) return resolve(drew);
         last = now;
-        timer = setTimeout(look, quietMs);
+        setTimeout(look, quietMs);
       };
-      this.waiters.add(drawn);
-      timer = setTimeout(look, quietMs);
+      setTimeout(look, quietMs);
     });
   }
 }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { sessionOf, uuldanaPid } from "./session.mjs";
+import { sessionOf, stopSession, uuldanaPid } from "./session.mjs";
 import { startTerminal } from "./terminal.mjs";
 import { LIMIT_REPLIES, anthropicAnswer, geminiAnswer, responsesAnswer } from "./vendor-api.mjs";
 
@@ -54,7 +54,7 @@ async function checkChainOnce({ root, bins, detections, env, check, removed }) {
   try {
     await runChain({ terminal, api, dirs, root, say, removed, homes });
   } finally {
-    await endSession(dirs, terminal);
+    await stopSession(dirs.UULDANA_DATA_DIR, terminal);
     await terminal.close();
     api.close();
   }
@@ -127,18 +127,6 @@ async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   checkSources(root, dirs, say, removed);
   checkRests(root, dirs, api, say);
   await checkTerminalUsable(terminal, say);
-}
-
-// After a check that failed midway: uuldana is stopped the graceful way so no agent outlives the test.
-async function endSession(dirs, terminal) {
-  const pid = uuldanaPid(dirs.UULDANA_DATA_DIR);
-  if (!pid || /^code \d+/m.test(terminal.plainOutput())) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 20_000);
 }
 
 function checkJournal(root, dirs, say) {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { sessionOf, uuldanaPid } from "./session.mjs";
+import { sessionOf, stopSession } from "./session.mjs";
 import { startTerminal } from "./terminal.mjs";
 import { geminiAnswer, listenOnLoopback } from "./vendor-api.mjs";
 
@@ -56,15 +56,7 @@ export async function checkModelSwitch({ root, bins, detections, env, check }) {
     const rows = list.status === 0 ? JSON.parse(list.stdout) : [];
     say(rows.length === 1 && rows[0].entry === `gemini@${FROM}` && rows[0].model === FROM && rows[0].kind === "per-model", "only gemini-2.5-pro rests, as gemini@gemini-2.5-pro", list.stdout + list.stderr);
   } finally {
-    const pid = uuldanaPid(dirs.UULDANA_DATA_DIR);
-    if (pid && !/^code \d+/m.test(terminal.plainOutput())) {
-      try {
-        process.kill(pid, "SIGTERM");
-        await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 20_000);
-      } catch {
-        // already gone
-      }
-    }
+    await stopSession(dirs.UULDANA_DATA_DIR, terminal);
     await terminal.close();
     api.close();
   }

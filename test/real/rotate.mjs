@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
-import { sessionOf, uuldanaPid } from "./session.mjs";
+import { sessionOf, stopSession } from "./session.mjs";
 import { startTerminal } from "./terminal.mjs";
 import { anthropicAnswer, listenOnLoopback, responsesAnswer } from "./vendor-api.mjs";
 
@@ -59,15 +59,7 @@ export async function checkRotation({ root, bins, detections, env, check }) {
     const row = list.status === 0 ? JSON.parse(list.stdout).find((r) => r.entry === "claude-code") : undefined;
     say(row?.until === new Date(reset * 1000).toISOString(), "claude-code rests until the window's reset", list.stdout + list.stderr);
   } finally {
-    const pid = uuldanaPid(dirs.UULDANA_DATA_DIR);
-    if (pid && !/^code \d+/m.test(terminal.plainOutput())) {
-      try {
-        process.kill(pid, "SIGTERM");
-        await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 20_000);
-      } catch {
-        // already gone
-      }
-    }
+    await stopSession(dirs.UULDANA_DATA_DIR, terminal);
     await terminal.close();
     api.close();
   }

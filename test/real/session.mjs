@@ -15,6 +15,19 @@ export function sessionOf(dataDir) {
   return { id: ids[0], events: journal.split("\n").filter(Boolean).map((line) => JSON.parse(line)) };
 }
 
+// Stops the session a check left running, so no agent outlives the test: its uuldana gets SIGTERM (its agent leaves
+// the graceful way) unless the terminal's shell already printed uuldana's exit code.
+export async function stopSession(dataDir, terminal) {
+  const pid = uuldanaPid(dataDir);
+  if (!pid || /^code \d+/m.test(terminal.plainOutput())) return;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await terminal.waitFor(() => /^code \d+/m.test(terminal.plainOutput()), 20_000);
+}
+
 // The pid of the uuldana process running the session, as its start recorded it.
 export function uuldanaPid(dataDir) {
   return sessionOf(dataDir)?.events.find((event) => event.type === "session-start")?.pid;
