@@ -28,6 +28,10 @@ export interface Config {
   rotateAtPercentLeft: number | undefined;
   // how long an agent started with the conversation has to show that it took it (seconds)
   receiverSeconds: number;
+  // the bell, desktop notifications and notify_command at a session's events (only the user's own file may say so)
+  notify: boolean;
+  // run at each of those events with the event as JSON on stdin; an argv, leading ~/ expanded
+  notifyCommand: string[] | undefined;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -62,6 +66,8 @@ interface RawConfig {
   handoff_workspace?: boolean;
   rotate_at_percent_left?: number;
   receiver_seconds?: number;
+  notify?: boolean;
+  notify_command?: string[];
   packs?: string[];
   redact?: string[];
 }
@@ -95,6 +101,8 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     handoffWorkspace: user.handoff_workspace ?? false,
     rotateAtPercentLeft: user.rotate_at_percent_left,
     receiverSeconds: user.receiver_seconds ?? 60,
+    notify: user.notify ?? true,
+    notifyCommand: user.notify_command?.map((arg) => expandHome(arg, env)),
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
