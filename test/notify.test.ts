@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { loadConfig } from "../core/config/config.js";
+import { alertKind, alertSequence } from "../core/terminal/alerts.js";
 import { installAgents } from "./agents.js";
 import { bin, fixtures, LIMIT_RESET, makeSandbox, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
@@ -82,6 +83,24 @@ describe("telling the user at a failover", () => {
       { event: "failover", session, from: "limit", to: "line", until: LIMIT_RESET.iso, text: TEXT },
     ]);
     expect(journal().filter((event) => event.type === "notify-failed")).toEqual([]);
+  });
+});
+
+describe("the terminal's notification", () => {
+  it.each([
+    [{ TERM_PROGRAM: "ghostty", TERM: "xterm-ghostty" }, "osc777"],
+    [{ TERM: "rxvt-unicode-256color" }, "osc777"],
+    [{ TERM: "xterm-256color", KITTY_WINDOW_ID: "1" }, "osc99"],
+    [{ TERM_PROGRAM: "tmux", TERM: "tmux-256color" }, "bell"],
+    [{ TERM_PROGRAM: "Apple_Terminal", TERM: "xterm-256color" }, "bell"],
+    [{}, "bell"],
+  ])("for %j is %s", (env, kind) => {
+    expect(alertKind(env)).toBe(kind);
+  });
+
+  it("says its text without control characters, in at most 200 characters", () => {
+    expect(alertSequence("osc9", "a\x1b]0;evil\x07b\r\nc\u009b")).toBe("\x07\x1b]9;uuldana: a ]0;evil b c\x07");
+    expect(alertSequence("osc777", "é".repeat(300))).toBe(`\x07\x1b]777;notify;uuldana;${"é".repeat(199)}…\x07`);
   });
 });
 
