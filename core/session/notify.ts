@@ -84,13 +84,14 @@ export class Notifier {
     };
     const done = runBounded(argv, JSON.stringify(payload) + "\n", this.options).then((failure) => {
       this.running.delete(done);
-      if (failure) this.fail(event, argv, failure);
+      if (failure) this.fail(event, failure);
     });
     this.running.add(done);
   }
 
-  private fail(event: NotifyEvent, argv: string[], failure: string): void {
-    this.options.journal.write("notify-failed", { event, command: argv, failure });
+  private fail(event: NotifyEvent, failure: string): void {
+    // the program only: the rest of the argv may hold a token (a webhook's URL) that no file should keep
+    this.options.journal.write("notify-failed", { event, failure });
     if (this.failed) return;
     this.failed = true;
     this.unsaid = `uuldana: notify_command ${failure} when told of ${TOLD_OF[event]}; later failures in this session are only written to the journal`;
