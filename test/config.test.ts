@@ -190,7 +190,7 @@ describe("project config", () => {
     expect(config.ceiling).toBe("read-only");
     expect(config.packs).toEqual([]);
     expect(config.notes).toEqual([
-      `${file}: "notify_command" is not a setting uuldana knows; ignored`,
+      `${file}: "notify_command" can only be set in your own config.json; ignored`,
       `${file}: "packs" can only be set in your own config.json; ignored`,
       `${file}: "cooldown_minutes" can only be set in your own config.json; ignored`,
     ]);

@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { formatInstant } from "../core/session/eligibility.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
+import { bin, fixtures, linkAgent, makeSandbox, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Rests shared across sessions (another session rests the running entry: this one moves on at its next idle
@@ -71,7 +72,8 @@ describe("rests shared across running sessions", () => {
 
 describe("return_home", () => {
   it("goes back to the preferred entry at the fallback's idle prompt once it has rested, with a brief of what the fallback did", async () => {
-    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, return_home: true });
+    const record = join(sandbox.dir, "events.jsonl");
+    sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, return_home: true, notify_command: [process.execPath, join(fixtures, "notify-record.mjs"), record] });
     const until = new Date(Date.now() + 4000);
     sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: until.toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
     const terminal = open();
@@ -88,6 +90,15 @@ describe("return_home", () => {
       "You are continuing a conversation from Stand-in line (line), which took over while you rested and now hands the work back to you (since then it took 1 request from the user; what it changed is not known (its part below is from its screen)). Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it. Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
     );
     expect(prompt("prompt-1.txt")).toContain("you said: please add a test for the lexer");
+    await waitFor(() => existsSync(record), "the notification");
+    expect(JSON.parse(readFileSync(record, "utf8"))).toEqual({
+      event: "home",
+      session: expect.any(String),
+      from: "line",
+      to: "limit",
+      until: until.toISOString(),
+      text: `limit has rested (its allowance returned at ${formatInstant(until)}); line hands the work back to limit`,
+    });
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
   });

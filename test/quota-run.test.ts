@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { stripEscapes } from "../core/base/ansi.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, LIMIT_RESET, linkAgent, makeSandbox, standInManifest, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // A chat stand-in that writes its own quota numbers to a file after each answer, read by its adapter's quota hooks:
@@ -90,10 +90,20 @@ async function leave(terminal: TestTerminal): Promise<void> {
 
 describe("rotation before the wall", () => {
   it("moves on at the next idle prompt once a window is nearly spent, with a native event and the window's exact reset", async () => {
-    configure({ CHAT_USED: "50,97" }, { rotate_at_percent_left: 5 });
+    const notified = join(sandbox.dir, "notified.jsonl");
+    configure({ CHAT_USED: "50,97" }, { rotate_at_percent_left: 5, notify_command: [process.execPath, join(fixtures, "notify-record.mjs"), notified] });
     const terminal = start();
     await twoTurns(terminal);
     await leave(terminal);
+    // the user's notify_command is told of the rotation
+    expect(JSON.parse(readFileSync(notified, "utf8"))).toEqual({
+      event: "rotate",
+      session: readdirSync(join(sandbox.data, "sessions"))[0],
+      from: "chat1",
+      to: "line",
+      until: RESETS_AT,
+      text: "chat1 was rotated before its allowance ran out; continuing with line",
+    });
     const events = journal();
     expect(events.filter((event) => event.type === "limit")).toEqual([
       expect.objectContaining({ entry: "chat1", source: "native", reason: "rotate", kind: "session", reset_at: RESETS_AT, after: "turn boundary", window: "five_hour", percent_left: 3, threshold: 5 }),

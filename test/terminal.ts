@@ -17,7 +17,9 @@ export class TestTerminal {
     const rows = options.rows ?? 30;
     this.term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
     this.term.onTitleChange((title) => (this.title = title));
-    this.child = pty.spawn(file, args, { name: "xterm-256color", cols, rows, cwd: options.cwd, env: { TERM: "xterm-256color", ...options.env } });
+    // the terminal's name is its TERM: a test may give another one in env
+    const name = options.env.TERM ?? "xterm-256color";
+    this.child = pty.spawn(file, args, { name, cols, rows, cwd: options.cwd, env: { ...options.env, TERM: name } });
     this.child.onData((data) => {
       this.raw += data;
       this.term.write(data);

@@ -1,10 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { formatInstant } from "../core/session/eligibility.js";
 import { installAgents } from "./agents.js";
-import { bin, makeSandbox, sessionJournals, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
+import { bin, fixtures, makeSandbox, sessionJournals, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // --wait: with every entry resting, the session waits for the first to return (its reset, or another process
@@ -54,8 +56,9 @@ function journal(): JournalLine[] {
 }
 
 describe("uuldana run --wait", () => {
-  it("waits for the first entry to return at its reset, then starts it", async () => {
-    configure();
+  it("waits for the first entry to return at its reset, then starts it, and tells notify_command once", async () => {
+    const record = join(sandbox.dir, "events.jsonl");
+    configure({ notify_command: [process.execPath, join(fixtures, "notify-record.mjs"), record] });
     const until = rest({ line: 2500, limit: 3_600_000 });
     const terminal = open(["run", "--wait"]);
     const waiting = await terminal.waitFor("Ctrl+C to stop");
@@ -70,6 +73,9 @@ describe("uuldana run --wait", () => {
     expect((await terminal.exited).exitCode).toBe(0);
     expect(journal().map((event) => event.type).slice(0, 4)).toEqual(["session-start", "skipped", "skipped", "wait"]);
     expect(journal().find((event) => event.type === "wait-end")).toMatchObject({ entry: "line" });
+    expect(readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line))).toEqual([
+      { event: "wait", session: expect.any(String), from: null, to: "line", until: until.line!.toISOString(), text: `every entry is resting; waiting for line to return at ${formatInstant(until.line!)}` },
+    ]);
   });
 
   it("starts an entry as soon as another process clears its rest", async () => {

@@ -49,6 +49,8 @@ function describe(event: JournalEvent, folder: string): string | undefined {
       return `${event.entry}'s conversation, ${conversationSource(event)}: ${join(folder, String(event.file))}`;
     case "run-end":
       return `${event.entry} ended${event.stopped_by ? ` (stopped by ${event.stopped_by})` : ""}${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}`;
+    case "notify-failed":
+      return `notify_command ${String(event.failure)} (${String(event.event)})`;
     case "session-end":
       return `session ended${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}${event.reason ? ` (${String(event.reason)})` : ""}`;
     default:

@@ -4,7 +4,7 @@ import type { Context } from "../config/context.js";
 import { formatDuration } from "../base/time.js";
 import { describeIgnored } from "../reader/detector.js";
 import { formatInstant } from "../session/eligibility.js";
-import type { LimitEvent, NothingCanRun, RunReport, SessionEvent, SessionResult } from "../session/result.js";
+import { limitName, type LimitEvent, type NothingCanRun, type RunReport, type SessionEvent, type SessionResult } from "../session/result.js";
 import { runSession, type SessionOptions } from "../session/session.js";
 import { result, type CommandResult } from "./result.js";
 
@@ -136,10 +136,6 @@ function gone(run: RunReport, limit: LimitEvent): string {
   if (limit.reason === "home") return `${limit.text}; ${run.entry} hands the work back`;
   if (limit.reason === "shared-rest") return `${run.entry} was rested by another uuldana session (${limitName(limit)}); it rests until ${formatInstant(limit.restsUntil)}`;
   return `${run.entry}'s ${limitName(limit)} is gone${limit.source === "native" ? " by its own account" : ""}; it rests until ${formatInstant(limit.restsUntil)}`;
-}
-
-function limitName(limit: LimitEvent): string {
-  return limit.kind === "unknown" ? "usage allowance" : limit.kind === "account" ? "account allowance" : `${limit.kind} limit`;
 }
 
 function cooldownLine(run: RunReport, limit: LimitEvent): string {

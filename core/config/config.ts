@@ -33,6 +33,10 @@ export interface Config {
   waitMaxHours: number;
   // move the session back to an entry higher in the list once it has rested, at the next turn boundary
   returnHome: boolean;
+  // the bell, desktop notifications and notify_command at a session's events (only the user's own file may say so)
+  notify: boolean;
+  // run at each of those events with the event as JSON on stdin; an argv, leading ~/ expanded
+  notifyCommand: string[] | undefined;
   packs: string[];
   // patterns blanked out of session journals
   redact: RegExp[];
@@ -70,6 +74,8 @@ interface RawConfig {
   wait?: boolean;
   wait_max_hours?: number;
   return_home?: boolean;
+  notify?: boolean;
+  notify_command?: string[];
   packs?: string[];
   redact?: string[];
 }
@@ -106,6 +112,8 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     wait: user.wait ?? false,
     waitMaxHours: user.wait_max_hours ?? 24,
     returnHome: user.return_home ?? false,
+    notify: user.notify ?? true,
+    notifyCommand: user.notify_command?.map((arg) => expandHome(arg, env)),
     packs: user.packs ?? [],
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),

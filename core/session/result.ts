@@ -102,6 +102,11 @@ export interface LimitEvent {
   cooldownNotice: string | undefined;
 }
 
+// A limit's name as uuldana says it: "weekly limit", "account allowance", "usage allowance" when its kind is unknown.
+export function limitName(limit: LimitEvent): string {
+  return limit.kind === "unknown" ? "usage allowance" : limit.kind === "account" ? "account allowance" : `${limit.kind} limit`;
+}
+
 // What the engine tells its renderer as the session goes: before each run, a start that failed, notes.
 export type SessionEvent =
   | { type: "notes"; notes: string[] }

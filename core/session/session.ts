@@ -18,7 +18,9 @@ import { runEntry } from "./entry-run.js";
 import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
-import type { NothingCanRun, RunReport, SessionEvent, SessionResult } from "./result.js";
+import { formatInstant } from "./eligibility.js";
+import { Notifier } from "./notify.js";
+import { limitName, type NothingCanRun, type RunReport, type SessionEvent, type SessionResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
 import { waitForReturn } from "./wait.js";
 import { workspaceState } from "./workspace.js";
@@ -89,7 +91,27 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   // fails at once is not returned to again and again
   const homeTried = new Set<string>();
   const stopped = options.stop ?? new AbortController().signal;
-  const finish = (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): SessionResult => {
+  // the bell, a desktop notification and the user's notify_command at a failover, a rotation and when nothing can run
+  const notifier = new Notifier({
+    sessionId,
+    notify: context.config.notify,
+    command: context.config.notifyCommand,
+    stdout: options.terminal?.stdout ?? process.stdout,
+    env: context.env,
+    cwd: context.cwd,
+    journal,
+  });
+  // a failure of notify_command is said between runs, with uuldana's other lines
+  const sayProblems = (): void => {
+    const lines = notifier.takeProblems();
+    if (lines.length) emit({ type: "notes", notes: lines });
+  };
+  // the run whose failover the user was told of
+  let notified: RunReport | undefined;
+  const finish = async (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): Promise<SessionResult> => {
+    // notify commands still running end (or are killed) before the session does, and a failure is said
+    await notifier.settle();
+    sayProblems();
     journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
     return { sessionId, runs, ...facts };
   };
@@ -110,26 +132,31 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       if (stopped.aborted) {
         const signal = String(stopped.reason) as NodeJS.Signals;
         const exitCode = 128 + signalNumber(signal);
-        return finish({ ending: "signal", exitCode, signal, nothingCanRun: undefined }, `stopped by ${signal}`);
+        return await finish({ ending: "signal", exitCode, signal, nothingCanRun: undefined }, `stopped by ${signal}`);
       }
       const ordered = first ? putFirst(rows, options.provider) : rows;
       const candidates = ordered.filter((row) => !tried.has(row.entry.key));
       for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
       const chosen = candidates.find((row) => row.eligible);
-      if (!chosen && failed) return finish(endOf(failed));
+      if (!chosen && failed) return await finish(endOf(failed));
       if (!chosen) {
         const facts = nothingCanRun(ordered, ceiling, failures);
         // unattended: wait for the first entry that only rests to return, when that is near enough
         const until = waitOn ? firstReturn(ordered, context.config.waitMaxHours) : undefined;
         if (until) {
-          if (!waiting) journal.write("wait", { until: until.toISOString(), entries: facts.entries });
           const entry = ordered.find((row) => row.restingUntil?.getTime() === until.getTime())!.entry.key;
+          if (!waiting) {
+            journal.write("wait", { until: until.toISOString(), entries: facts.entries });
+            notifier.send("wait", { to: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
+          }
           emit({ type: "waiting", nothingCanRun: facts, entry, until, first: !waiting });
           waiting = true;
           await waitForReturn(context.dirs.data, until, stopped);
           continue;
         }
-        return finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: facts, waitedTooLong: waitOn && facts.firstReturn !== undefined }, "no entry can run");
+        const returns = facts.firstReturn ? `; the first resting entry returns at ${formatInstant(facts.firstReturn)}` : "";
+        notifier.send("nothing-can-run", { from: runs.findLast((run) => run.limit?.action === "failover")?.entry, until: facts.firstReturn, text: `no entry can run${returns}` });
+        return await finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: facts, waitedTooLong: waitOn && facts.firstReturn !== undefined }, "no entry can run");
       }
       if (waiting) {
         journal.write("wait-end", { entry: chosen.entry.key });
@@ -182,12 +209,22 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         redactLines: (lines) => redactor.redactLines(lines),
         terminal: options.terminal,
         stopped,
-        starting: (run) => emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey }),
+        starting: (run) => {
+          // told once per handoff, right before the line that says it, whichever entry is tried first
+          if (previous && notified !== previous) {
+            notified = previous;
+            const reason = previous.limit!.reason;
+            notifier.send(reason === "rotate" ? "rotate" : reason === "home" ? "home" : "failover", handoffFacts(previous, run));
+          }
+          sayProblems();
+          emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey });
+        },
         active: (pid) => (pid === undefined ? active.delete(journal) : active.set(journal, pid)),
         homeTried,
       });
       runs.push(report);
       tried.add(chosen.entry.key);
+      sayProblems();
       if (report.end === "failed-start") {
         journal.write("start-failed", { entry: chosen.entry.key, reason: report.failure, ...(report.took === false ? { receiver: true } : {}) });
         emit({ type: "start-failed", run: report });
@@ -210,7 +247,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         else tried.add(chosen.entry.key);
         continue;
       }
-      return finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
+      return await finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
     }
   } catch (error) {
     // a usage or configuration error found once the session had begun (an unknown --provider, a permission flag
@@ -245,6 +282,19 @@ function endOf(run: RunReport, signal?: NodeJS.Signals): Omit<SessionResult, "se
   if (signal) return { ending: "signal", exitCode: 128 + signalNumber(signal), signal, nothingCanRun: undefined };
   const exitCode = run.signal ? 128 + run.signal : (run.exitCode ?? 1);
   return { ending: "agent-exited", exitCode, signal: undefined, nothingCanRun: undefined };
+}
+
+// What the user is told when the session moves from one entry to the next at a limit, or before one.
+function handoffFacts(from: RunReport, to: RunReport): { from: string; to: string; until: Date; text: string } {
+  const limit = from.limit!;
+  if (limit.reason === "home") return { from: from.entry, to: to.entry, until: new Date(limit.home!.until), text: `${limit.text}; ${from.entry} hands the work back to ${to.entry}` };
+  const why =
+    limit.reason === "rotate"
+      ? `${from.entry} was rotated before its allowance ran out`
+      : limit.reason === "shared-rest"
+        ? `${from.entry} was rested by another uuldana session`
+        : `${from.entry}'s ${limitName(limit)} is gone`;
+  return { from: from.entry, to: to.entry, until: limit.restsUntil, text: `${why}; continuing with ${to.entry}` };
 }
 
 // When an entry's rest ended, if the cooldown table still remembers one that is over.
