@@ -196,6 +196,14 @@ describe("project config", () => {
     ]);
   });
 
+  it("ignores, with a note, what a long job's keys would make a cloned repository decide", async () => {
+    sandbox.write("config/config.json", { providers: ["codex"] });
+    const file = sandbox.write("project/.uuldanarc", { wait: true, wait_max_hours: 700, return_home: true, receiver_seconds: 1, notify: false });
+    const config = await load();
+    expect([config.wait, config.waitMaxHours, config.returnHome, config.receiverSeconds, config.notify]).toEqual([false, 24, false, 60, true]);
+    expect(config.notes).toEqual(["wait", "wait_max_hours", "return_home", "receiver_seconds", "notify"].map((key) => `${file}: "${key}" can only be set in your own config.json; ignored`));
+  });
+
   it("never raises the ceiling", async () => {
     sandbox.write("config/config.json", { ceiling: "read-only" });
     const file = sandbox.write("project/uuldana.config.json", { ceiling: "full-access" });
