@@ -74,7 +74,7 @@ describe("uuldana run --wait", () => {
     expect(journal().map((event) => event.type).slice(0, 4)).toEqual(["session-start", "skipped", "skipped", "wait"]);
     expect(journal().find((event) => event.type === "wait-end")).toMatchObject({ entry: "line" });
     expect(readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line))).toEqual([
-      { event: "wait", session: expect.any(String), from: null, to: "line", until: until.line!.toISOString(), text: `every entry is resting; waiting for line to return at ${formatInstant(until.line!)}` },
+      { event: "wait", session: expect.any(String), from: "line", to: null, until: until.line!.toISOString(), text: `every entry is resting; waiting for line to return at ${formatInstant(until.line!)}` },
     ]);
   });
 

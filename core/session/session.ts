@@ -147,7 +147,7 @@ export async function runSession(context: Context, options: SessionOptions): Pro
           const entry = ordered.find((row) => row.restingUntil?.getTime() === until.getTime())!.entry.key;
           if (!waiting) {
             journal.write("wait", { until: until.toISOString(), entries: facts.entries });
-            notifier.send("wait", { to: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
+            notifier.send("wait", { from: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
           }
           emit({ type: "waiting", nothingCanRun: facts, entry, until, first: !waiting });
           waiting = true;

@@ -114,8 +114,9 @@ async function runChain({ terminal, api, dirs, root, say, removed, homes }) {
   say(code === "143", `uuldana exits 143 after SIGTERM (exit ${code ?? "none"})`);
   const output = terminal.plainOutput();
   for (const [from, to] of [["claude-code", "codex"], ["codex", "gemini"]]) {
-    const line = new RegExp(`^uuldana: ${from}'s [\\w-]+ (limit|allowance) is gone(?: by its own account)?; it rests until [\\d-]+ [\\d:]+ UTC; continuing with ${to} \\(.+\\) at ask with the conversation so far`, "m");
-    say(line.test(output), `uuldana says ${from} rests and ${to} continues the conversation`);
+    // the line begins with the terminal's bell: a failover is told (a terminal of no known kind gets no other sequence)
+    const line = new RegExp(`^\x07uuldana: ${from}'s [\\w-]+ (limit|allowance) is gone(?: by its own account)?; it rests until [\\d-]+ [\\d:]+ UTC; continuing with ${to} \\(.+\\) at ask with the conversation so far`, "m");
+    say(line.test(output), `uuldana rings the bell and says ${from} rests and ${to} continues the conversation`);
   }
   say(/uuldana: stopped gemini \(Gemini CLI\) with its exit keys after \d+s/.test(output), "SIGTERM stops Gemini with its exit keys");
   // the session's history, as a user would read it after such a run
