@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { installAgents } from "./agents.js";
-import { bin, fixtures, isAlive, LIMIT_RESET, linkAgent, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, LIMIT_RESET, linkAgent, makeSandbox, sessionJournals, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -329,6 +329,8 @@ describe("failover", () => {
     expect(prompt).toContain("I answered: please add a test for the lexer");
     expect(prompt).not.toContain("hit your weekly limit");
     expect(prompt).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+    // the journal's order below is fixed once the new agent has shown that it took the conversation
+    await waitFor(() => sessionJournals(sandbox.data)[0]!.some((event) => event.type === "receiver"), "the line agent to take the conversation");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const list = JSON.parse((await sandbox.run(["providers", "list", "--json"])).stdout) as { entry: string; resting_until: string | null }[];

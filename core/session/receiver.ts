@@ -30,7 +30,7 @@ export interface ReceiverOptions {
 }
 
 // How often the screen is looked at for a sign, at most, while the agent draws.
-const LOOK_MS = 400;
+const LOOK_MS = 150;
 // How many letters of the prompt's first line must be on the screen for it to count as shown.
 const SHOWN_LETTERS = 40;
 // How many of the screen's last lines a failed receiver is described by.
