@@ -289,9 +289,11 @@ if (has.fish) {
   describe("in fish", () => {
     const place = (): void => void sandbox.write(".config/fish/completions/uuldana.fish", script("fish"));
 
+    // fish offers a word that begins with ./ or ../ only when that path exists from the folder it runs in (a pack's
+    // path in packs is relative to the config dir): such a pack is left out there, as fish itself decides
     it.each(cases)("completes $line", ({ line, offers }) => {
       place();
-      expect(fishComplete(line)).toEqual(sorted(offers));
+      expect(fishComplete(line)).toEqual(sorted(offers.filter((offer) => !/^\.\.?\//.test(offer))));
     });
 
     it("completes a value after --provider=", () => {

@@ -133,7 +133,9 @@ describe("the example pack, from its tarball", () => {
     cpSync(example, copy, { recursive: true, filter: (source) => !source.includes("node_modules") });
     mkdirSync(join(copy, "node_modules"));
     symlinkSync(root, join(copy, "node_modules", "uuldana"));
-    const run = await runFile(process.execPath, ["--test", "test/"], { cwd: copy, env: { PATH: process.env.PATH ?? "" } });
+    // as its package.json runs them: Node's own runner finds the test files (a folder given to it is not a pattern on
+    // every Node release)
+    const run = await runFile(process.execPath, ["--test"], { cwd: copy, env: { PATH: process.env.PATH ?? "" } });
     expect(run.stdout, run.stderr).toMatch(/^# pass 3$/m);
     expect(run.stdout).toMatch(/^# fail 0$/m);
     expect(run.code).toBe(0);
