@@ -44,8 +44,8 @@ export interface HostOptions {
   onDetection?: (event: DetectorEvent, drawn: DrawnAround) => void;
   // the session's redactor for lines (one line out for each line in), for the lines handed out of the run
   redactLines?: (lines: readonly string[]) => string[];
-  // after each batch of lines the agent drew (while its screen is read for a gone allowance)
-  onDrawn?: () => void;
+  // after each batch of lines the agent drew (while its screen is read for a gone allowance), with the lines new in it
+  onDrawn?: (lines: readonly string[]) => void;
   // each line the user submits, as it is submitted
   onUserTurn?: (text: string) => void;
   // the user typed something to the agent (any key)
@@ -178,7 +178,7 @@ export function startRun(options: HostOptions): Run {
     screen.onDrawn((drawn) => {
       drawnLines.add(drawn.lines);
       onDetected(detector.observe(drawn, Date.now()), drawn.lines.length);
-      options.onDrawn?.();
+      options.onDrawn?.(drawn.lines);
     });
   }
   const promptContext = {

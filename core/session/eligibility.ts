@@ -100,6 +100,11 @@ export function assessEntry(
   return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, restingModels: models, eligible: reasons.length === 0, reasons };
 }
 
+// Whether resting is all that keeps an entry from running: once its rest ends, it can run.
+export function onlyResting(row: Assessment): boolean {
+  return row.restingUntil !== undefined && row.reasons.length === 1;
+}
+
 // "opus until 2026-12-01 14:05 UTC, sonnet until …": the models of an entry that rest on their own.
 export function describeRestingModels(models: readonly { model: string; until: Date }[]): string {
   return models.map((row) => `${escapeControls(row.model)} until ${formatInstant(row.until)}`).join(", ");

@@ -18,15 +18,14 @@ import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { compilePhrase } from "../reader/phrases.js";
 import { classifyText, type Verdict } from "../reader/reader.js";
 import { restoreTerminal } from "../terminal/tty.js";
-import { updateCooldowns } from "./cooldowns.js";
-import { formatInstant, type Assessment } from "./eligibility.js";
+import { formatInstant, onlyResting, type Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
 import { saveSessionFile, type Journal } from "./journal.js";
 import { QuotaWatch } from "./quota-watch.js";
 import { avoidResting, exhaustedModel, modelOf, switchTarget } from "./model-switch.js";
 import { SwitchAttempt } from "./switch-attempt.js";
-import { ReceiverWatch, type ReceiverOutcome, type ReceiverSigns } from "./receiver.js";
-import { modelKey, readCooldowns, restingUntil, watchCooldowns, type Cooldown } from "./cooldowns.js";
+import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
+import { modelKey, readCooldowns, restingUntil, updateCooldowns, watchCooldowns, type Cooldown, type CooldownWrite } from "./cooldowns.js";
 import { recordQuota, type QuotaWindow } from "./quota-store.js";
 import type { LimitKind } from "../reader/reader.js";
 import type { LimitEvent, RunReport, RunStart } from "./result.js";
@@ -60,8 +59,6 @@ export interface EntryRunOptions {
   starting: (run: RunReport) => void;
   // the agent's pid while it runs, for a crash of uuldana to stop it
   active: (pid: number | undefined) => void;
-  // the rests already returned from ("<entry>@<until>"): the session goes back to an entry once per reset
-  homeTried: ReadonlySet<string>;
 }
 
 // What a run leaves for the next: its report and its part of the conversation.
@@ -234,8 +231,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     }
     // after a limit left to the agent's own wait, a new limit message counts again: left to it again while its screen
     // shows a wait, else the agent has stopped for good and the session moves on
-    const offer = event.after === "failing exit" ? undefined : ownOffer();
     if (switching || (report.limit && report.limit.action !== "left to the agent")) return;
+    const offer = event.after === "failing exit" ? undefined : ownOffer();
     // the agent's own numbers, when they say the same, make the one event native, with the printed text beside them
     const native = (lastNative?.exhausted ? lastNative : readNative())?.exhausted;
     const printed = limitEvent(event, context.config.cooldownMinutes, options);
@@ -282,12 +279,7 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     currentModel = to;
     report.switches.push({ from, to, restsUntil: limit.restsUntil });
     options.journal.write("switched", { entry, from, to, reset_at: limit.resetAt });
-    cooldownWritten = Promise.all([
-      cooldownWritten,
-      updateCooldowns(context.dirs.data, (entries) => {
-        entries.set(modelKey(entry, from), { until: limit.restsUntil, since: new Date(), source: limit.source, kind: "per-model", text: options.redact(limit.text), model: from });
-      }).then((write) => options.journal.write("cooldown", { entry: modelKey(entry, from), model: from, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }) })),
-    ]);
+    cooldownWritten = Promise.all([cooldownWritten, rest(modelKey(entry, from), { until: limit.restsUntil, source: limit.source, kind: "per-model", text: limit.text, model: from })]);
     // the agent goes on: its next limit counts again
     run.readOn();
   };
@@ -307,11 +299,11 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     !offer ? limit : { ...limit, offer, ...(offer.choice === "allow" && limit.action === "failover" ? { action: "left to the agent" as const } : {}) };
   // An agent that switched itself to another model at a limit carries on, and the reader lets it. With native_wait
   // "allow" the switch is recorded once; with "failover" it is the limit of the model it left, and the session moves
-  // on. Looked for in what the agent draws only when its manifest names such lines.
+  // on. Looked for in the lines the agent draws only when its manifest names such lines.
   let switchSeen = false;
-  const watchSwitch = (): void => {
+  const watchSwitch = (lines: readonly string[]): void => {
     if (switchSeen || !manifest.native_wait?.switches || report.limit || runOver) return;
-    const line = run.screen.visible().find(switchesLine)?.trim();
+    const line = lines.find(switchesLine)?.trim();
     if (!line) return;
     switchSeen = true;
     if (choice === "allow") {
@@ -320,6 +312,17 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     }
     settle({ ...nativeSwitch(line, context.config.cooldownMinutes, options), offer: { kind: "switch", choice } });
   };
+
+  // A rest in the cooldown table (the entry's, or one model's), its text redacted, journaled once written or kept. Waits
+  // at most a second for another writer; a rest not written then is kept and written later.
+  const rest = (key: string, row: Omit<Cooldown, "since">): Promise<CooldownWrite> =>
+    updateCooldowns(context.dirs.data, (entries) => {
+      entries.set(key, { ...row, since: new Date(), text: row.text === undefined ? undefined : options.redact(row.text) });
+    }).then((write) => {
+      const model = row.model ? { model: row.model } : {};
+      options.journal.write("cooldown", { entry: key, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+      return write;
+    });
 
   // The one place a limit event is settled, printed or native: journaled, the entry rested, the agent stopped.
   const settle = (limit: LimitEvent, more: Record<string, unknown> = {}): void => {
@@ -347,28 +350,15 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     saveDrawn();
     // the rest another session wrote is in the table already
     if (limit.reason === "shared-rest") limit.rested = true;
-    // waits at most a second for another writer; a rest not written then is kept and written later
-    else cooldownWritten = updateCooldowns(context.dirs.data, (entries) => {
-      entries.set(entry, { until: limit.restsUntil, since: new Date(), source: limit.source, kind: limit.kind, text: options.redact(limit.text) });
-    }).then((write) => {
-      options.journal.write("cooldown", { entry, until: limit.restsUntil.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
-      limit.rested = write.written;
-      limit.cooldownNotice = write.notice;
-    });
+    else {
+      cooldownWritten = rest(entry, { until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
+        limit.rested = write.written;
+        limit.cooldownNotice = write.notice;
+      });
+    }
     if (limit.action === "failover") stopping = run.stop();
     if (limit.action === "left to the agent") run.readOn();
   };
-
-  // How a run shows that it took a turn uuldana handed it: its screen, its work, its transcript (whose first user
-  // turn is the prompt it was started with).
-  const receiverSigns = (prompt: string | undefined): ReceiverSigns => ({
-    screen: () => run.screen.read({ conversation: true }),
-    busy: (visible) => hooks.busy(visible),
-    transcriptTurn: () =>
-      prompt !== undefined &&
-      hooks.hasTranscript &&
-      hooks.transcript({ cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user" && turn.text.includes(prompt.split("\n")[0]!)) === true,
-  });
 
   // The reader for this run: the general reader with the provider's wording, models and classifier.
   const classify = (text: string): Verdict => classifyText(text, { now: new Date(), timeZone, locale, phrases, models: options.models, provider: hooks.classify });
@@ -388,9 +378,8 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
   // turn boundary, once per reset.
   const homeCandidates = context.config.returnHome
     ? options.rows
-        .filter((row) => row.order < chosen.order && row.restingUntil && row.reasons.every((reason) => reason.startsWith("resting until ")))
+        .filter((row) => row.order < chosen.order && onlyResting(row))
         .map((row) => ({ entry: row.entry.key, until: row.restingUntil! }))
-        .filter((row) => !options.homeTried.has(`${row.entry}@${row.until.toISOString()}`))
         .sort((a, b) => a.until.getTime() - b.until.getTime())
     : [];
   let movingOn = false;
@@ -462,11 +451,11 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
         busy: hooks.busy,
       },
       redactLines: options.redactLines,
-      onDrawn: () => {
+      onDrawn: (lines) => {
         saveDrawnSoon();
         receiver?.drawn();
         switcher?.drawn();
-        watchSwitch();
+        watchSwitch(lines);
       },
       onKey: () => {
         receiver?.typed();
@@ -511,7 +500,14 @@ export async function runEntry(context: Context, chosen: Assessment, options: En
     ? new ReceiverWatch({
         seconds: context.config.receiverSeconds,
         prompt: options.prompt,
-        signs: receiverSigns(options.prompt),
+        // its screen, its work, its transcript (whose first user turn is the prompt it was started with)
+        signs: {
+          screen: () => run.screen.read({ conversation: true }),
+          busy: (visible) => hooks.busy(visible),
+          transcriptTurn: () =>
+            hooks.hasTranscript &&
+            hooks.transcript({ cwd: context.cwd, env, started: startedAt, ended: new Date(), sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user" && turn.text.includes(options.prompt!.split("\n")[0]!)) === true,
+        },
         decided: (outcome) => {
           const lines = outcome.took ? {} : { reason: outcome.reason, lines: options.redactLines(outcome.lines) };
           options.journal.write("receiver", { entry: chosen.entry.key, took: outcome.took, ...(outcome.took ? { by: outcome.by, after_ms: outcome.afterMs } : lines) });

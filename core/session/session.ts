@@ -13,12 +13,11 @@ import { compileLinePatterns } from "../registry/patterns.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
-import type { Assessment } from "./eligibility.js";
+import { formatInstant, onlyResting, type Assessment } from "./eligibility.js";
 import { runEntry } from "./entry-run.js";
 import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
-import { formatInstant } from "./eligibility.js";
 import { Notifier } from "./notify.js";
 import { limitName, type NothingCanRun, type RunReport, type SessionEvent, type SessionResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
@@ -87,9 +86,6 @@ export async function runSession(context: Context, options: SessionOptions): Pro
   let failed: RunReport | undefined;
   // why each entry tried since the last failover could not take over, for the lines said when nothing else can run
   const failures = new Map<string, string>();
-  // the rests the session already went back from ("<entry>@<until>"): once per reset, so a preferred entry that
-  // fails at once is not returned to again and again
-  const homeTried = new Set<string>();
   const stopped = options.stop ?? new AbortController().signal;
   // the bell, a desktop notification and the user's notify_command at a failover, a rotation and when nothing can run
   const notifier = new Notifier({
@@ -142,9 +138,10 @@ export async function runSession(context: Context, options: SessionOptions): Pro
       if (!chosen) {
         const facts = nothingCanRun(ordered, ceiling, failures);
         // unattended: wait for the first entry that only rests to return, when that is near enough
-        const until = waitOn ? firstReturn(ordered, context.config.waitMaxHours) : undefined;
-        if (until) {
-          const entry = ordered.find((row) => row.restingUntil?.getTime() === until.getTime())!.entry.key;
+        const returning = waitOn ? firstReturn(ordered, context.config.waitMaxHours) : undefined;
+        if (returning) {
+          const entry = returning.entry.key;
+          const until = returning.restingUntil!;
           if (!waiting) {
             journal.write("wait", { until: until.toISOString(), entries: facts.entries });
             notifier.send("wait", { from: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
@@ -220,7 +217,6 @@ export async function runSession(context: Context, options: SessionOptions): Pro
           emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey });
         },
         active: (pid) => (pid === undefined ? active.delete(journal) : active.set(journal, pid)),
-        homeTried,
       });
       runs.push(report);
       tried.add(chosen.entry.key);
@@ -243,8 +239,9 @@ export async function runSession(context: Context, options: SessionOptions): Pro
         tried.clear();
         failures.clear();
         // going home, the fallback stays a candidate: should the preferred entry not take over, the work comes back
-        if (report.limit.home) homeTried.add(`${report.limit.home.entry}@${report.limit.home.until}`);
-        else tried.add(chosen.entry.key);
+        // (and is not sent home again: that entry no longer rests, and only an entry resting when a run starts is
+        // one to go back to, so it happens once per reset)
+        if (!report.limit.home) tried.add(chosen.entry.key);
         continue;
       }
       return await finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
@@ -303,13 +300,10 @@ async function restedAgain(context: Context, key: string): Promise<Date | undefi
   return row && row.until.getTime() <= Date.now() ? row.until : undefined;
 }
 
-// When the first entry that only rests (nothing else keeps it from running) returns, if that is within maxHours.
-function firstReturn(rows: Assessment[], maxHours: number): Date | undefined {
-  const returning = rows
-    .filter((row) => row.restingUntil !== undefined && row.reasons.every((reason) => reason.startsWith("resting until ")))
-    .map((row) => row.restingUntil!)
-    .sort((a, b) => a.getTime() - b.getTime())[0];
-  return returning && returning.getTime() - Date.now() <= maxHours * 3_600_000 ? returning : undefined;
+// The entry that only rests (nothing else keeps it from running) and returns first, if that is within maxHours.
+function firstReturn(rows: Assessment[], maxHours: number): Assessment | undefined {
+  const returning = rows.filter(onlyResting).sort((a, b) => a.restingUntil!.getTime() - b.restingUntil!.getTime())[0];
+  return returning && returning.restingUntil!.getTime() - Date.now() <= maxHours * 3_600_000 ? returning : undefined;
 }
 
 function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
