@@ -12,13 +12,22 @@ export interface ReceiverSigns {
   busy(visible: readonly string[]): boolean;
   // its own transcript records the handed-on turn
   transcriptTurn(): boolean;
+  // its screen asks to sign in, or asks the user a question before it works (its manifest's lines)
+  gate?(visible: readonly string[]): ScreenGate | undefined;
+}
+
+// A screen that stands between the agent and the work: a sign-in, or a question only the user can answer.
+export interface ScreenGate {
+  kind: "sign-in" | "question";
+  line: string;
 }
 
 export type ReceiverSign = "screen" | "working" | "transcript" | "quota";
 
 // How the wait for the receiver ended: it took the prompt (and by what sign, how long after its start), or it did
 // not, and why, with the last lines its screen showed.
-export type ReceiverOutcome = { took: true; by: ReceiverSign; afterMs: number } | { took: false; reason: string; lines: string[] };
+// A receiver at a sign-in screen is left there at once (signIn: the line that asked).
+export type ReceiverOutcome = { took: true; by: ReceiverSign; afterMs: number } | { took: false; reason: string; lines: string[]; signIn?: string };
 
 export interface ReceiverOptions {
   seconds: number;
@@ -26,6 +35,10 @@ export interface ReceiverOptions {
   signs: ReceiverSigns;
   // told once, when the receiver took the prompt or when its time ran out
   decided: (outcome: ReceiverOutcome) => void;
+  // told when its screen asks the user a question first (the wait goes on, for the user)
+  asking?: (line: string) => void;
+  // what the user runs to sign the agent in, for the reason a sign-in screen gives
+  signInCommand?: string;
   clock?: () => number;
 }
 
@@ -44,6 +57,8 @@ export class ReceiverWatch {
   private later: NodeJS.Timeout | undefined;
   private looking = false;
   private outcome: ReceiverOutcome | undefined;
+  // the question its screen last asked the user, told once
+  private asked: string | undefined;
 
   constructor(private readonly options: ReceiverOptions) {
     this.clock = options.clock ?? Date.now;
@@ -110,6 +125,19 @@ export class ReceiverWatch {
     this.lookedAt = this.clock();
     try {
       const { visible, conversation } = await this.options.signs.screen();
+      // decided meanwhile (a sign from outside the screen)
+      const decided = this.outcome as ReceiverOutcome | undefined;
+      if (decided) return decided.took;
+      const gate = this.options.signs.gate?.(visible);
+      if (gate?.kind === "sign-in") {
+        const run = this.options.signInCommand ? `: run "${this.options.signInCommand}"` : "";
+        this.decide({ took: false, reason: `it asks to sign in${run}`, lines: lastOf(visible), signIn: gate.line });
+        return false;
+      }
+      if (gate?.kind === "question" && this.asked !== gate.line) {
+        this.asked = gate.line;
+        this.options.asking?.(gate.line);
+      }
       const by: ReceiverSign | undefined = this.options.signs.busy(visible)
         ? "working"
         : promptShown(this.options.prompt, conversation)
@@ -129,8 +157,7 @@ export class ReceiverWatch {
 
   private async lastLines(): Promise<string[]> {
     try {
-      const { visible } = await this.options.signs.screen();
-      return visible.map((line) => line.trimEnd()).filter((line) => line.trim()).slice(-LAST_LINES);
+      return lastOf((await this.options.signs.screen()).visible);
     } catch {
       return [];
     }
@@ -142,6 +169,11 @@ export class ReceiverWatch {
     this.close();
     this.options.decided(outcome);
   }
+}
+
+// The screen's last lines that hold anything, for a receiver that did not take over.
+function lastOf(visible: readonly string[]): string[] {
+  return visible.map((line) => line.trimEnd()).filter((line) => line.trim()).slice(-LAST_LINES);
 }
 
 // Whether the agent's screen shows the prompt as a turn: the first letters of its first line, however the agent

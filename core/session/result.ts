@@ -51,6 +51,8 @@ export interface RunReport {
   failure: string | undefined;
   // for a run handed the conversation: whether it showed that it took it (undefined: nothing was handed to it)
   took: boolean | undefined;
+  // it was left at a sign-in screen: why, and what signs it in (the session does not try it again)
+  signIn?: string | undefined;
   limit: LimitEvent | undefined;
   // limit-like text the agent went on working past: when, and what
   ignored: { at: number; text: string }[];

@@ -4,17 +4,19 @@ import { join } from "node:path";
 import { UuldanaError } from "../base/errors.js";
 import { processStarted, signalNumber } from "../base/process.js";
 import { VERSION } from "../base/version.js";
-import { addSecrets, redactorFor } from "../config/redaction.js";
+import { addSecrets, redactorFor, type Redactor } from "../config/redaction.js";
 import { loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { effectiveCeiling, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
 import { compileLinePatterns } from "../registry/patterns.js";
+import type { ManifestRecord } from "../registry/types.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
 import { formatInstant, onlyResting, type Assessment } from "./eligibility.js";
-import { runEntry } from "./entry-run.js";
+import { runEntry, type RunSettings } from "./entry-run.js";
+import { screenGate } from "./screen-gate.js";
 import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
 import { assessProviders } from "./priority.js";
@@ -55,206 +57,293 @@ const active = new Map<Journal, number>();
 export async function runSession(context: Context, options: SessionOptions): Promise<SessionResult> {
   // before the journal and the choice of an entry: without node-pty no entry can run, whatever the list says
   checkNodePty();
-  const sessionId = options.resume?.sessionId ?? newSessionId(options.now);
-  // entries' env values (account folders, keys; of every entry the user wrote, whatever a project keeps) and what the
-  // user's redact patterns match never reach a file of the session, the cooldown table or the next agent's prompt:
-  // one redactor for all of them
-  const redactor = redactorFor(context.config);
-  const redact = (text: string): string => redactor.redact(text);
-  checkSessionsFolder(context.dirs.data);
-  // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
-  // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
-  const begun = {
-    uuldana: VERSION,
-    cwd: context.cwd,
-    ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
-    pid: process.pid,
-    pid_start: processStarted(process.pid) ?? null,
-  };
-  const journal = new Journal(context.dirs.data, sessionId, redactor, { type: options.resume ? "session-resume" : "session-start", fields: begun });
-  const emit = options.onEvent ?? ((): void => {});
-  const failoverOn = options.failover !== false && context.config.failover;
-  // a session resumed while it waited goes on waiting
-  const waitOn = options.wait ?? (context.config.wait || options.resume?.waiting === true);
-  let waiting = false;
-  const parts: RunPart[] = [...(options.resume?.parts ?? [])];
-  const runs: RunReport[] = [];
-  const tried = new Set<string>();
-  let spoken = options.resume?.spoken ?? false;
-  let runIndex = options.resume?.parts.length ?? 0;
-  // a start that failed at once, kept to end the session with when no other entry can run
-  let failed: RunReport | undefined;
-  // why each entry tried since the last failover could not take over, for the lines said when nothing else can run
-  const failures = new Map<string, string>();
-  const stopped = options.stop ?? new AbortController().signal;
-  // the bell, a desktop notification and the user's notify_command at a failover, a rotation and when nothing can run
-  const notifier = new Notifier({
-    sessionId,
-    notify: context.config.notify,
-    command: context.config.notifyCommand,
-    stdout: options.terminal?.stdout ?? process.stdout,
-    env: context.env,
-    cwd: context.cwd,
-    journal,
-  });
-  // a failure of notify_command is said between runs, with uuldana's other lines
-  const sayProblems = (): void => {
-    const lines = notifier.takeProblems();
-    if (lines.length) emit({ type: "notes", notes: lines });
-  };
-  // the run whose failover the user was told of
-  let notified: RunReport | undefined;
-  const finish = async (facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): Promise<SessionResult> => {
-    // notify commands still running end (or are killed) before the session does, and a failure is said
-    await notifier.settle();
-    sayProblems();
-    journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
-    return { sessionId, runs, ...facts };
-  };
+  const session = new SessionLoop(context, options);
   try {
     for (;;) {
-      const first = runs.length === 0;
-      // /agent may have changed config.json during the last run: the next start walks the new order
-      if (!first && existsSync(context.config.userFile)) {
-        context.config = await loadConfig({ configDir: context.dirs.config, configFile: context.config.userFile, cwd: context.cwd, env: context.env });
-        // a value or pattern added meanwhile is a secret from now on
-        addSecrets(redactor, context.config);
-      }
-      const handoff: boolean = parts.length > 0 && spoken;
-      const { rows, notes, ceiling, records } = await assessProviders(context, { ceiling: options.ceiling, now: options.now, handoff });
-      // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
-      for (const part of parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome ?? []);
-      if (first && notes.length) emit({ type: "notes", notes });
-      if (stopped.aborted) {
-        const signal = String(stopped.reason) as NodeJS.Signals;
-        const exitCode = 128 + signalNumber(signal);
-        return await finish({ ending: "signal", exitCode, signal, nothingCanRun: undefined }, `stopped by ${signal}`);
-      }
-      const ordered = first ? putFirst(rows, options.provider) : rows;
-      const candidates = ordered.filter((row) => !tried.has(row.entry.key));
-      for (const row of candidates.filter((r) => !r.eligible)) journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
-      const chosen = candidates.find((row) => row.eligible);
-      if (!chosen && failed) return await finish(endOf(failed));
-      if (!chosen) {
-        const facts = nothingCanRun(ordered, ceiling, failures);
-        // unattended: wait for the first entry that only rests to return, when that is near enough
-        const returning = waitOn ? firstReturn(ordered, context.config.waitMaxHours) : undefined;
-        if (returning) {
-          const entry = returning.entry.key;
-          const until = returning.restingUntil!;
-          if (!waiting) {
-            journal.write("wait", { until: until.toISOString(), entries: facts.entries });
-            notifier.send("wait", { from: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
-          }
-          emit({ type: "waiting", nothingCanRun: facts, entry, until, first: !waiting });
-          waiting = true;
-          await waitForReturn(context.dirs.data, until, stopped);
-          continue;
-        }
-        const returns = facts.firstReturn ? `; the first resting entry returns at ${formatInstant(facts.firstReturn)}` : "";
-        notifier.send("nothing-can-run", { from: runs.findLast((run) => run.limit?.action === "failover")?.entry, until: facts.firstReturn, text: `no entry can run${returns}` });
-        return await finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: facts, waitedTooLong: waitOn && facts.firstReturn !== undefined }, "no entry can run");
-      }
-      if (waiting) {
-        journal.write("wait-end", { entry: chosen.entry.key });
-        emit({ type: "wait-over", entry: chosen.entry.key });
-        waiting = false;
-      }
-      // the arguments after -- may not start the first agent at another level than its banner names
-      const stray = first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
-      if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
-      // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
-      const native = first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
-      const prompt: Handoff | undefined =
-        handoff && !native
-          ? buildHandoff({
-              parts,
-              maxSize: MAX_PROMPT_SIZE,
-              transcriptFile: join(journal.folder, `transcript-${parts.length}.txt`),
-              // the saved transcript lies outside the project: pointed at only for an agent whose tools can read there
-              canReadFile: chosen.manifest!.reads_outside_project === true,
-              // the branch, status and size of uncommitted changes, when the user asked for them; never the diff
-              workspace: context.config.handoffWorkspace ? workspaceState(context.cwd) : undefined,
-              redact,
-              receiver: chosen.entry.key,
-            })
-          : undefined;
-      if (prompt) {
-        journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
-        journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
-      }
-      // the run whose limit this one takes over from, if any
-      const previous = runs.findLast((run) => run.limit?.action === "failover");
-      const { report, part } = await runEntry(context, chosen, {
-        agentArgs: native ?? (first ? options.agentArgs : []),
-        prompt: prompt?.prompt,
-        promptFile: prompt ? join(journal.folder, `prompt-${parts.length}.txt`) : undefined,
-        ceiling,
-        sessionId,
-        journal,
-        runIndex: ++runIndex,
-        start: previous ? "failover" : options.resume ? "resume" : "first",
-        nativeResume: native,
-        restedUntil: first ? await restedAgain(context, chosen.entry.key) : undefined,
-        failover: failoverOn && rows.length >= 2,
-        why: failoverOn ? "there is no other entry to move to," : "failover is off,",
-        rows,
-        record: records.get(chosen.entry.id)!,
-        // the models every known agent offers: a limit that names one is that model's
-        models: [...new Set([...records.values()].flatMap((record) => record.manifest?.models?.names ?? []))],
-        redact,
-        redactLines: (lines) => redactor.redactLines(lines),
-        terminal: options.terminal,
-        stopped,
-        starting: (run) => {
-          // told once per handoff, right before the line that says it, whichever entry is tried first
-          if (previous && notified !== previous) {
-            notified = previous;
-            const reason = previous.limit!.reason;
-            notifier.send(reason === "rotate" ? "rotate" : reason === "home" ? "home" : "failover", handoffFacts(previous, run));
-          }
-          sayProblems();
-          emit({ type: "run-starting", run, previous, commandKey: context.config.commandKey });
-        },
-        active: (pid) => (pid === undefined ? active.delete(journal) : active.set(journal, pid)),
-      });
-      runs.push(report);
-      tried.add(chosen.entry.key);
-      sayProblems();
-      if (report.end === "failed-start") {
-        journal.write("start-failed", { entry: chosen.entry.key, reason: report.failure, ...(report.took === false ? { receiver: true } : {}) });
-        emit({ type: "start-failed", run: report });
-        failures.set(chosen.entry.key, `could not take over: ${report.failure}`);
-        // one that never ran leaves nothing to end the session with; one that exited at once does, unless it was handed
-        // the conversation and never took it (then no entry could carry it on)
-        failed = report.exitCode === null || report.took === false ? undefined : report;
-        continue;
-      }
-      failed = undefined;
-      emit({ type: "run-ended", run: report });
-      spoken ||= report.userTurns > 0 || prompt !== undefined;
-      if (part) parts.push(part);
-      if (report.limit?.action === "failover") {
-        journal.write("handoff-from", { entry: chosen.entry.key, reason: report.limit.reason, stopped_by: report.stoppedBy ?? "exit" });
-        tried.clear();
-        failures.clear();
-        // going home, the fallback stays a candidate: should the preferred entry not take over, the work comes back
-        // (and is not sent home again: that entry no longer rests, and only an entry resting when a run starts is
-        // one to go back to, so it happens once per reset)
-        if (!report.limit.home) tried.add(chosen.entry.key);
-        continue;
-      }
-      return await finish(endOf(report, stopped.aborted ? (String(stopped.reason) as NodeJS.Signals) : undefined));
+      const ended = await session.step();
+      if (ended) return ended;
     }
   } catch (error) {
     // a usage or configuration error found once the session had begun (an unknown --provider, a permission flag
     // after --) ends it in the journal too, so it does not list as interrupted
-    if (error instanceof UuldanaError) journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
+    if (error instanceof UuldanaError) session.journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
     throw error;
   } finally {
-    active.delete(journal);
-    journal.close();
+    active.delete(session.journal);
+    session.journal.close();
   }
+}
+
+// One session's walk down the priority list: each step starts one entry (or waits, or ends the session).
+class SessionLoop {
+  readonly journal: Journal;
+  private readonly sessionId: string;
+  private readonly redactor: Redactor;
+  private readonly notifier: Notifier;
+  private readonly emit: (event: SessionEvent) => void;
+  private readonly failoverOn: boolean;
+  // a session resumed while it waited goes on waiting
+  private readonly waitOn: boolean;
+  private readonly stopped: AbortSignal;
+  private waiting = false;
+  private readonly parts: RunPart[];
+  private readonly runs: RunReport[] = [];
+  private readonly tried = new Set<string>();
+  private spoken: boolean;
+  private runIndex: number;
+  // a start that failed at once, kept to end the session with when no other entry can run
+  private failed: RunReport | undefined;
+  // why each entry tried since the last failover could not take over, for the lines said when nothing else can run
+  private readonly failures = new Map<string, string>();
+  // entries left at a sign-in screen in this session: not tried again, with the reason
+  private readonly needsSignIn = new Map<string, string>();
+  // the run whose failover the user was told of
+  private notified: RunReport | undefined;
+
+  constructor(private readonly context: Context, private readonly options: SessionOptions) {
+    this.sessionId = options.resume?.sessionId ?? newSessionId(options.now);
+    // entries' env values (account folders, keys; of every entry the user wrote, whatever a project keeps) and what the
+    // user's redact patterns match never reach a file of the session, the cooldown table or the next agent's prompt:
+    // one redactor for all of them
+    this.redactor = redactorFor(context.config);
+    checkSessionsFolder(context.dirs.data);
+    // the session's start goes first, before anything slow (the probes of the agents), and right as the journal is
+    // made: uuldana killed in its first second leaves a session that lists as interrupted, not an empty journal
+    const begun = {
+      uuldana: VERSION,
+      cwd: context.cwd,
+      ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
+      pid: process.pid,
+      pid_start: processStarted(process.pid) ?? null,
+    };
+    this.journal = new Journal(context.dirs.data, this.sessionId, this.redactor, { type: options.resume ? "session-resume" : "session-start", fields: begun });
+    this.emit = options.onEvent ?? ((): void => {});
+    this.failoverOn = options.failover !== false && context.config.failover;
+    this.waitOn = options.wait ?? (context.config.wait || options.resume?.waiting === true);
+    this.parts = [...(options.resume?.parts ?? [])];
+    this.spoken = options.resume?.spoken ?? false;
+    this.runIndex = options.resume?.parts.length ?? 0;
+    this.stopped = options.stop ?? new AbortController().signal;
+    // the bell, a desktop notification and the user's notify_command at a failover, a rotation and when nothing can run
+    const config = context.config;
+    const stdout = options.terminal?.stdout ?? process.stdout;
+    this.notifier = new Notifier({ sessionId: this.sessionId, notify: config.notify, command: config.notifyCommand, stdout, env: context.env, cwd: context.cwd, journal: this.journal });
+  }
+
+  // One step: the next entry runs, the session waits for one, or it ends (its result).
+  async step(): Promise<SessionResult | undefined> {
+    const first = this.runs.length === 0;
+    await this.reloadConfig(first);
+    const handoff: boolean = this.parts.length > 0 && this.spoken;
+    const { rows, notes, ceiling, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
+    // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
+    for (const part of this.parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome ?? []);
+    if (first && notes.length) this.emit({ type: "notes", notes });
+    if (this.stopped.aborted) {
+      const signal = String(this.stopped.reason) as NodeJS.Signals;
+      return await this.finish({ ending: "signal", exitCode: 128 + signalNumber(signal), signal, nothingCanRun: undefined }, `stopped by ${signal}`);
+    }
+    const ordered = first ? putFirst(rows, this.options.provider) : rows;
+    const chosen = this.choose(ordered);
+    if (!chosen) return await this.noEntry(ordered, ceiling);
+    if (this.waiting) {
+      this.journal.write("wait-end", { entry: chosen.entry.key });
+      this.emit({ type: "wait-over", entry: chosen.entry.key });
+      this.waiting = false;
+    }
+    const report = await this.start(chosen, { first, handoff, rows, ceiling, records });
+    return await this.afterRun(chosen, report);
+  }
+
+  // /agent may have changed config.json during the last run: the next start walks the new order.
+  private async reloadConfig(first: boolean): Promise<void> {
+    const context = this.context;
+    if (first || !existsSync(context.config.userFile)) return;
+    context.config = await loadConfig({ configDir: context.dirs.config, configFile: context.config.userFile, cwd: context.cwd, env: context.env });
+    // a value or pattern added meanwhile is a secret from now on
+    addSecrets(this.redactor, context.config);
+  }
+
+  // The first eligible entry not tried since the last failover and not left at a sign-in screen; the others are
+  // journaled as skipped, with their reasons.
+  private choose(ordered: Assessment[]): Assessment | undefined {
+    const candidates = ordered.filter((row) => !this.tried.has(row.entry.key));
+    for (const row of candidates) {
+      const signIn = this.needsSignIn.get(row.entry.key);
+      if (!row.eligible) this.journal.write("skipped", { entry: row.entry.key, reasons: row.reasons });
+      else if (signIn) this.journal.write("skipped", { entry: row.entry.key, reasons: [signIn] });
+    }
+    return candidates.find((row) => row.eligible && !this.needsSignIn.has(row.entry.key));
+  }
+
+  // No entry can run now: the session waits for the first that only rests (--wait), or ends.
+  private async noEntry(ordered: Assessment[], ceiling: Level): Promise<SessionResult | undefined> {
+    if (this.failed) return await this.finish(endOf(this.failed));
+    const facts = nothingCanRun(ordered, ceiling, this.failures, this.needsSignIn);
+    // unattended: wait for the first entry that only rests to return, when that is near enough
+    const returning = this.waitOn ? firstReturn(ordered, this.context.config.waitMaxHours) : undefined;
+    if (returning) {
+      const entry = returning.entry.key;
+      const until = returning.restingUntil!;
+      if (!this.waiting) {
+        this.journal.write("wait", { until: until.toISOString(), entries: facts.entries });
+        this.notifier.send("wait", { from: entry, until, text: `every entry is resting; waiting for ${entry} to return at ${formatInstant(until)}` });
+      }
+      this.emit({ type: "waiting", nothingCanRun: facts, entry, until, first: !this.waiting });
+      this.waiting = true;
+      await waitForReturn(this.context.dirs.data, until, this.stopped);
+      return undefined;
+    }
+    const returns = facts.firstReturn ? `; the first resting entry returns at ${formatInstant(facts.firstReturn)}` : "";
+    this.notifier.send("nothing-can-run", { from: this.runs.findLast((run) => run.limit?.action === "failover")?.entry, until: facts.firstReturn, text: `no entry can run${returns}` });
+    return await this.finish({ ending: "no-entry", exitCode: 1, signal: undefined, nothingCanRun: facts, waitedTooLong: this.waitOn && facts.firstReturn !== undefined }, "no entry can run");
+  }
+
+  // Starts the chosen entry, with the conversation so far when there is one to hand on, and follows it to its end.
+  private async start(chosen: Assessment, step: StepFacts): Promise<RunReport> {
+    const { context, options } = this;
+    // the arguments after -- may not start the first agent at another level than its banner names
+    const stray = step.first ? strayPermissionFlag(options.agentArgs, chosen.manifest!, chosen.level!) : undefined;
+    if (stray) throw strayFlagError(stray, chosen.entry.key, chosen.manifest!, chosen.level!, context.config.userFile);
+    // resuming with the entry that ran last, whose CLI continues its own conversation: no prompt needed
+    const native = step.first && options.resume && chosen.entry.key === options.resume.lastEntry ? chosen.manifest?.resume?.args : undefined;
+    const prompt = step.handoff && !native ? this.handoff(chosen) : undefined;
+    // the run whose limit this one takes over from, if any
+    const previous = this.runs.findLast((run) => run.limit?.action === "failover");
+    const { report, part } = await runEntry(runSettings(context), {
+      chosen,
+      agentArgs: native ?? (step.first ? options.agentArgs : []),
+      prompt: prompt?.prompt,
+      promptFile: prompt ? join(this.journal.folder, `prompt-${this.parts.length}.txt`) : undefined,
+      ceiling: step.ceiling,
+      sessionId: this.sessionId,
+      journal: this.journal,
+      runIndex: ++this.runIndex,
+      start: previous ? "failover" : options.resume ? "resume" : "first",
+      nativeResume: native,
+      restedUntil: step.first ? await restedAgain(context, chosen.entry.key) : undefined,
+      failover: this.failoverOn && step.rows.length >= 2,
+      why: this.failoverOn ? "there is no other entry to move to," : "failover is off,",
+      rows: step.rows,
+      record: step.records.get(chosen.entry.id)!,
+      // the models every known agent offers: a limit that names one is that model's
+      models: [...new Set([...step.records.values()].flatMap((record) => record.manifest?.models?.names ?? []))],
+      redact: (text) => this.redactor.redact(text),
+      redactLines: (lines) => this.redactor.redactLines(lines),
+      terminal: options.terminal,
+      stopped: this.stopped,
+      starting: (run) => this.starting(run, previous),
+      active: (pid) => (pid === undefined ? active.delete(this.journal) : active.set(this.journal, pid)),
+      gate: screenGate(chosen.manifest!),
+    });
+    this.runs.push(report);
+    this.tried.add(chosen.entry.key);
+    this.sayProblems();
+    if (report.end !== "failed-start") {
+      this.spoken ||= report.userTurns > 0 || prompt !== undefined;
+      if (part) this.parts.push(part);
+    }
+    return report;
+  }
+
+  // The handoff prompt for the chosen entry, kept in the session's folder with the whole transcript.
+  private handoff(chosen: Assessment): Handoff {
+    const parts = this.parts;
+    const prompt = buildHandoff({
+      parts,
+      maxSize: MAX_PROMPT_SIZE,
+      transcriptFile: join(this.journal.folder, `transcript-${parts.length}.txt`),
+      // the saved transcript lies outside the project: pointed at only for an agent whose tools can read there
+      canReadFile: chosen.manifest!.reads_outside_project === true,
+      // the branch, status and size of uncommitted changes, when the user asked for them; never the diff
+      workspace: this.context.config.handoffWorkspace ? workspaceState(this.context.cwd) : undefined,
+      redact: (text) => this.redactor.redact(text),
+      receiver: chosen.entry.key,
+    });
+    this.journal.save(`transcript-${parts.length}.txt`, prompt.transcript + "\n");
+    this.journal.save(`prompt-${parts.length}.txt`, prompt.prompt);
+    return prompt;
+  }
+
+  // Told once per handoff, right before the line that says it, whichever entry is tried first.
+  private starting(run: RunReport, previous: RunReport | undefined): void {
+    if (previous && this.notified !== previous) {
+      this.notified = previous;
+      const reason = previous.limit!.reason;
+      this.notifier.send(reason === "rotate" ? "rotate" : reason === "home" ? "home" : "failover", handoffFacts(previous, run));
+    }
+    this.sayProblems();
+    this.emit({ type: "run-starting", run, previous, commandKey: this.context.config.commandKey });
+  }
+
+  // What a run's end means for the session: try the next entry, fail over, or end.
+  private async afterRun(chosen: Assessment, report: RunReport): Promise<SessionResult | undefined> {
+    const key = chosen.entry.key;
+    if (report.end === "failed-start") {
+      this.journal.write("start-failed", { entry: key, reason: report.failure, ...(report.took === false ? { receiver: true } : {}) });
+      this.emit({ type: "start-failed", run: report });
+      this.failures.set(key, `could not take over: ${report.failure}`);
+      if (report.signIn) this.needsSignIn.set(key, `${report.signIn} (it asked at its last start in this session)`);
+      // one that never ran leaves nothing to end the session with; one that exited at once does, unless it was handed
+      // the conversation and never took it (then no entry could carry it on)
+      this.failed = report.exitCode === null || report.took === false ? undefined : report;
+      return undefined;
+    }
+    this.failed = undefined;
+    this.emit({ type: "run-ended", run: report });
+    if (report.limit?.action === "failover") {
+      this.journal.write("handoff-from", { entry: key, reason: report.limit.reason, stopped_by: report.stoppedBy ?? "exit" });
+      this.tried.clear();
+      this.failures.clear();
+      // going home, the fallback stays a candidate: should the preferred entry not take over, the work comes back
+      // (and is not sent home again: that entry no longer rests, and only an entry resting when a run starts is
+      // one to go back to, so it happens once per reset)
+      if (!report.limit.home) this.tried.add(key);
+      return undefined;
+    }
+    return await this.finish(endOf(report, this.stopped.aborted ? (String(this.stopped.reason) as NodeJS.Signals) : undefined));
+  }
+
+  // a failure of notify_command is said between runs, with uuldana's other lines
+  private sayProblems(): void {
+    const lines = this.notifier.takeProblems();
+    if (lines.length) this.emit({ type: "notes", notes: lines });
+  }
+
+  private async finish(facts: Omit<SessionResult, "sessionId" | "runs">, reason?: string): Promise<SessionResult> {
+    // notify commands still running end (or are killed) before the session does, and a failure is said
+    await this.notifier.settle();
+    this.sayProblems();
+    this.journal.write("session-end", { exit_code: facts.exitCode, ...(reason ? { reason } : {}) });
+    return { sessionId: this.sessionId, runs: this.runs, ...facts };
+  }
+}
+
+// What one step knows when it starts its entry.
+interface StepFacts {
+  first: boolean;
+  handoff: boolean;
+  rows: Assessment[];
+  ceiling: Level;
+  records: ReadonlyMap<string, ManifestRecord>;
+}
+
+// The few config values and places a run reads.
+function runSettings(context: Context): RunSettings {
+  const config = context.config;
+  return {
+    cwd: context.cwd,
+    dataDir: context.dirs.data,
+    userFile: config.userFile,
+    quietSeconds: config.quietSeconds,
+    dismissSeconds: config.dismissSeconds,
+    cooldownMinutes: config.cooldownMinutes,
+    receiverSeconds: config.receiverSeconds,
+    rotateAtPercentLeft: config.rotateAtPercentLeft,
+    returnHome: config.returnHome,
+    commandKey: config.commandKey,
+    scrollback: config.scrollback,
+  };
 }
 
 // uuldana itself has crashed: each running agent climbs the stop ladder in a bounded synchronous wait (about two
@@ -318,11 +407,11 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
   return [rows[index]!, ...rows.slice(0, index), ...rows.slice(index + 1)];
 }
 
-function nothingCanRun(rows: Assessment[], ceiling: Level, failures: ReadonlyMap<string, string>): NothingCanRun {
+function nothingCanRun(rows: Assessment[], ceiling: Level, failures: ReadonlyMap<string, string>, signIn: ReadonlyMap<string, string>): NothingCanRun {
   const firstReturn = rows
     .map((row) => row.restingUntil)
     .filter((until): until is Date => until !== undefined)
     .sort((a, b) => a.getTime() - b.getTime())[0];
-  const reasons = (row: Assessment): string[] => (row.reasons.length ? row.reasons : [failures.get(row.entry.key)].filter((reason) => reason !== undefined));
+  const reasons = (row: Assessment): string[] => (row.reasons.length ? row.reasons : [failures.get(row.entry.key) ?? signIn.get(row.entry.key)].filter((reason) => reason !== undefined));
   return { ceiling, entries: rows.map((row) => ({ entry: row.entry.key, reasons: reasons(row) })), firstReturn };
 }

@@ -1,0 +1,448 @@
+import { processStarted } from "../base/process.js";
+import { escapeControls } from "../base/safe-text.js";
+import type { DrawnAround } from "../host/drawn-lines.js";
+import { startRun, type Run, type RunResult } from "../host/host.js";
+import type { DetectorEvent } from "../reader/detector.js";
+import { compilePhrase } from "../reader/phrases.js";
+import { classifyText, type Verdict } from "../reader/reader.js";
+import type { NativeQuota } from "../registry/adapter.js";
+import type { ProviderHooks } from "../registry/provider.js";
+import { restoreTerminal } from "../terminal/tty.js";
+import { modelKey, updateCooldowns, type Cooldown, type CooldownWrite } from "./cooldowns.js";
+import { DrawnFile } from "./drawn-file.js";
+import { onlyResting } from "./eligibility.js";
+import { limitEvent, nativeSwitch, storedWindows, withNative, type FailoverFacts } from "./limit-events.js";
+import { NativeWaitPolicy } from "./native-wait.js";
+import { QuotaPolicy } from "./quota-policy.js";
+import { QuotaWatch } from "./quota-watch.js";
+import { recordQuota } from "./quota-store.js";
+import { ReceiverWatch, type ReceiverOutcome, type ScreenGate } from "./receiver.js";
+import { RestWatch } from "./rest-watch.js";
+import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./entry-run.js";
+import { finishRun } from "./run-finish.js";
+import type { Launch } from "./run-launch.js";
+import { RunMachine, TRANSITIONS, type LimitProposals, type Move, type RunEventType, type RunState } from "./run-machine.js";
+import { hostOptions } from "./run-host.js";
+import type { LimitEvent } from "./result.js";
+import { SwitchPolicy } from "./switch-policy.js";
+
+// How long after the agent's own numbers say the allowance is gone the run is stopped on them alone, beyond the
+// quiet time the printed message would have taken: the two, when both come, are one event.
+const NATIVE_GRACE_MS = 500;
+
+// The moves journaled as state lines: those into and out of states no other journal line tells.
+const TOLD_STATES: ReadonlySet<RunState> = new Set(["asking", "signing-in", "moving-on"]);
+
+// One run of one entry, driven by its state machine: the host, the detector, the receiver and the policies report
+// events, the machine's table decides each move, and this carries the move out (journal, rest, stop, switch).
+export class RunEngine {
+  readonly machine: RunMachine;
+  private run!: Run;
+  private readonly entry: string;
+  private readonly facts: FailoverFacts;
+  private readonly nativeWait: NativeWaitPolicy;
+  private readonly switcher: SwitchPolicy;
+  private readonly quota: QuotaPolicy;
+  private readonly drawn: DrawnFile;
+  private receiver: ReceiverWatch | undefined;
+  private rests: RestWatch | undefined;
+  private quotaWatch: QuotaWatch | undefined;
+  // the limit the machine is deciding on, and the one to settle at the next turn boundary
+  private pending: { limit: LimitEvent; more: Record<string, unknown>; from?: { model: string; to: string } } | undefined;
+  private atBoundary: LimitEvent | undefined;
+  private candidates = 0;
+  private receiverFailure: string | undefined;
+  private stopping: Promise<unknown> | undefined;
+  private cooldownWritten: Promise<unknown> | undefined;
+  private lastJournaled = "";
+  // the agent stopped for good while its limit was left to its own wait
+  private takenBack = false;
+  private startedAt = new Date();
+
+  constructor(
+    private readonly settings: RunSettings,
+    private readonly options: EntryRunOptions,
+    private readonly launch: Launch,
+    private readonly hooks: ProviderHooks,
+    private readonly gate: ((visible: readonly string[]) => ScreenGate | undefined) | undefined,
+  ) {
+    this.entry = launch.report.entry;
+    this.facts = { failover: options.failover, why: options.why };
+    this.machine = new RunMachine(options.prompt ? "receiving" : "working", (move) => this.told(move));
+    const entry = options.chosen.entry;
+    this.nativeWait = new NativeWaitPolicy(launch.manifest, entry.nativeWait);
+    this.switcher = new SwitchPolicy(launch.manifest, entry.switchModels === true, launch.restingModels, launch.model);
+    this.quota = new QuotaPolicy({
+      read: () => (hooks.hasQuota && this.machine.state !== "ended" ? hooks.quota(launch.quotaQuery) : undefined),
+      keep: (reading) => this.keepReading(reading),
+      threshold: entry.rotateAtPercentLeft ?? settings.rotateAtPercentLeft,
+      facts: this.facts,
+      cooldownMinutes: settings.cooldownMinutes,
+      graceMs: settings.quietSeconds * 1000 + NATIVE_GRACE_MS,
+      answered: () => this.receiver?.sign("quota"),
+      propose: (event, limit) => this.propose(event, limit),
+    });
+    this.drawn = new DrawnFile(options.journal, `drawn-${options.runIndex}.txt`, () => this.run.drawnTail());
+  }
+
+  // Starts the agent and follows it to its end: the run's report and its part of the conversation.
+  async start(): Promise<EntryRunEnd | undefined> {
+    this.run = startRun(hostOptions(this.settings, this.options, this.launch, this.hooks, this.classify, this.callbacks()));
+    const stopRun = (): void => void this.feed("signal");
+    const stopped = this.options.stopped;
+    stopped.addEventListener("abort", stopRun);
+    if (stopped.aborted) stopRun();
+    this.options.active(this.run.agent.pid);
+    this.startedAt = new Date();
+    this.receiver = this.options.prompt ? this.newReceiver() : undefined;
+    this.quotaWatch = this.hooks.hasQuota ? new QuotaWatch(this.hooks.quotaFiles(this.launch.quotaQuery), () => this.quota.changed()) : undefined;
+    this.rests = this.restWatch();
+    let ended: RunResult;
+    try {
+      // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
+      // Written once a crash of uuldana can stop the agent, so a journal that cannot be written (a full disk) stops it too
+      this.options.journal.write("run-start", { ...this.launch.runStart, drawn_file: this.drawn.name, pid: this.run.agent.pid, pid_start: processStarted(this.run.agent.pid) ?? null });
+      ended = await this.run.result;
+      await this.ended(ended);
+    } finally {
+      this.release();
+      stopped.removeEventListener("abort", stopRun);
+    }
+    return this.finish(ended);
+  }
+
+  // --- internal: events in ---
+
+  // The one way an event reaches the machine; the move it makes is carried out here.
+  private feed(event: RunEventType, proposals?: LimitProposals): Move | undefined {
+    const move = this.machine.feed(event, proposals);
+    if (move) this.perform(move);
+    return move;
+  }
+
+  // A policy's proposal: taken only where the machine's state reacts to it.
+  private propose(event: RunEventType, limit: LimitEvent): boolean {
+    if (!TRANSITIONS[this.machine.state][event]) return false;
+    this.pending = { limit, more: {} };
+    return this.feed(event, proposalsOf(limit)) !== undefined;
+  }
+
+  private callbacks() {
+    return {
+      onDrawn: (lines: readonly string[]) => this.onDrawn(lines),
+      onKey: () => void this.feed("keys"),
+      onUserTurn: (text: string) => this.onUserTurn(text),
+      onDetection: (event: DetectorEvent, drawn: DrawnAround) => this.onDetection(event, drawn),
+    };
+  }
+
+  private onDrawn(lines: readonly string[]): void {
+    this.drawn.soon();
+    this.feed("drawn");
+    const line = TRANSITIONS[this.machine.state]["own-switch"] ? this.nativeWait.ownSwitch(lines) : undefined;
+    if (!line) return;
+    const allowed = this.nativeWait.choice === "allow";
+    this.pending = { limit: { ...nativeSwitch(line, this.settings.cooldownMinutes, this.facts), offer: { kind: "switch", choice: this.nativeWait.choice } }, more: {} };
+    this.feed("own-switch", { switchModel: false, agentWaits: allowed, failover: this.facts.failover });
+  }
+
+  private onUserTurn(text: string): void {
+    this.options.journal.write("user", { entry: this.entry, text });
+    // the conversation so far is kept current at each turn, in a file of its own
+    void this.run.screen.read({ conversation: true }).then(({ conversation }) => {
+      if (conversation) this.options.journal.save(`conversation-${this.options.runIndex}.txt`, conversation + "\n");
+    });
+  }
+
+  // Every candidate is journaled as it is seen, with the lines around it; its outcome likewise.
+  private onDetection(event: DetectorEvent, drawn: DrawnAround): void {
+    const journal = this.options.journal;
+    if (event.type === "candidate") {
+      const { stop, score, kind, reset_at, reasons } = event.verdict;
+      const { quietSeconds, dismissSeconds } = this.settings;
+      const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      journal.write("candidate", { entry: this.entry, candidate: ++this.candidates, text: event.text, stop, score, kind, reset_at, reasons, quiet_seconds: quietSeconds, dismiss_seconds: dismissSeconds, zone, lines_before: drawn.before, lines: drawn.lines });
+      this.drawn.save();
+      this.feed("candidate");
+      return;
+    }
+    const outcome = { candidate: this.candidates, lines_after: drawn.after };
+    if (event.type === "dismissed") {
+      this.launch.report.ignored.push({ at: event.at, text: event.text });
+      // why: the agent kept working, or the message read whole (with the lines drawn after it) is no stop
+      const why = event.whole ? { why: "read whole", reasons: event.whole.reasons.map((reason) => this.options.redact(reason)) } : { why: "working" };
+      journal.write("ignored", { entry: this.entry, text: event.text, score: event.verdict.score, ...why, ...outcome });
+      this.drawn.save();
+      this.run.warn(true);
+      this.feed("dismissed");
+      return;
+    }
+    if (event.type === "left") {
+      journal.write("left", { entry: this.entry, text: event.text, score: event.verdict.score, ...outcome });
+      this.feed("left");
+      return;
+    }
+    this.onStop(event, { score: event.verdict.score, ...outcome });
+  }
+
+  // A stop the detector read: what each policy proposes for it, and the machine's choice.
+  private onStop(event: Extract<DetectorEvent, { type: "stop" }>, more: Record<string, unknown>): void {
+    if (!TRANSITIONS[this.machine.state].limit) return;
+    const offer = event.after === "failing exit" ? undefined : this.nativeWait.offer(this.run.screen.visible());
+    // the agent's own numbers, when they say the same, make the one event native, with the printed text beside them
+    const native = this.quota.exhausted();
+    const printed = limitEvent(event, this.settings.cooldownMinutes, this.facts);
+    const limit = native ? withNative(printed, native, this.settings.cooldownMinutes) : printed;
+    // a limit of one model: another model of the same agent first, when the entry asks for it
+    const from = event.after !== "failing exit" && !this.launch.report.limit ? this.switcher.proposal(limit) : undefined;
+    this.pending = { limit: this.nativeWait.offered(limit, offer), more, from };
+    this.feed("limit", { ...proposalsOf(this.pending.limit), switchModel: from !== undefined });
+  }
+
+  // --- internal: moves out ---
+
+  private perform(move: Move): void {
+    switch (move.effect) {
+      case "look":
+        this.receiver?.drawn();
+        this.switcher.drawn();
+        return;
+      case "renew":
+        this.receiver?.typed();
+        return;
+      case "switch-model":
+        void this.switchModel();
+        return;
+      case "leave-to-agent":
+      case "fail-over":
+      case "keep-running":
+        this.settle(this.pending!.limit, this.pending!.more);
+        return;
+      case "note-own-switch":
+        this.options.journal.write("native-switch", { entry: this.entry, text: this.pending!.limit.text, native_wait: "allow" });
+        return;
+      case "await-boundary":
+        this.atBoundary = this.pending!.limit;
+        void this.run.atTurnBoundary(this.settings.quietSeconds * 1000).then(() => void this.feed("turn-boundary"));
+        return;
+      case "move-on":
+        this.settle(this.atBoundary!);
+        return;
+      case "stop":
+        this.stopping ??= this.run.stop();
+        return;
+      case "take-back":
+        this.takenBack = true;
+        return;
+      case "note":
+      case "none":
+      case "arbitrate":
+        return;
+    }
+  }
+
+  // Moves no other journal line tells are journaled as state lines.
+  private told(move: Move): void {
+    if (move.from === move.to || (!TOLD_STATES.has(move.to) && !TOLD_STATES.has(move.from))) return;
+    this.options.journal.write("state", { entry: this.entry, from: move.from, to: move.to, why: move.why });
+  }
+
+  // The one place a limit event is settled, printed or native: journaled, the entry rested, the agent stopped.
+  private settle(limit: LimitEvent, more: Record<string, unknown> = {}): void {
+    const report = this.launch.report;
+    report.limit = limit;
+    this.quota.close();
+    if (limit.reason === "home") {
+      // nothing ran out: the entry does not rest
+      this.options.journal.write("home", { entry: this.entry, to: limit.home!.entry, rested_until: limit.home!.until, text: limit.text });
+      this.stopping = this.run.stop();
+      return;
+    }
+    this.options.journal.write("limit", limitLine(this.entry, limit, more));
+    this.drawn.save();
+    // the rest another session wrote is in the table already
+    if (limit.reason === "shared-rest") limit.rested = true;
+    else {
+      this.cooldownWritten = this.rest(this.entry, { until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
+        limit.rested = write.written;
+        limit.cooldownNotice = write.notice;
+      });
+    }
+    if (limit.action === "failover") this.stopping = this.run.stop();
+    if (limit.action === "left to the agent") this.run.readOn();
+  }
+
+  // The in-place switch the machine chose: journaled, tried, and on success the model left rests and the agent goes
+  // on; on failure the limit takes its course, which the machine decides again without a switch.
+  private async switchModel(): Promise<void> {
+    const { limit, from } = this.pending!;
+    const journal = this.options.journal;
+    journal.write("switch", { entry: this.entry, from: from!.model, to: from!.to, text: limit.text });
+    const over = (): boolean => this.machine.state !== "switching";
+    const run = { visible: () => this.run.screen.visible(), write: (data: string) => this.run.agent.write(data), busy: (visible: readonly string[]) => this.hooks.busy(visible), classify: this.classify, over };
+    const failed = await this.switcher.switchTo(run, { seconds: this.settings.receiverSeconds, quietMs: this.settings.quietSeconds * 1000 }, from!.model, from!.to);
+    if (over()) return;
+    if (failed) {
+      journal.write("switch-failed", { entry: this.entry, from: from!.model, to: from!.to, reason: failed });
+      this.feed("switch-failed", proposalsOf(limit));
+      return;
+    }
+    this.launch.report.switches.push({ from: from!.model, to: from!.to, restsUntil: limit.restsUntil });
+    journal.write("switched", { entry: this.entry, from: from!.model, to: from!.to, reset_at: limit.resetAt });
+    this.cooldownWritten = Promise.all([this.cooldownWritten, this.rest(modelKey(this.entry, from!.model), { until: limit.restsUntil, source: limit.source, kind: "per-model", text: limit.text, model: from!.model })]);
+    // the agent goes on: its next limit counts again
+    this.run.readOn();
+    this.feed("switch-took");
+  }
+
+  // A rest in the cooldown table (the entry's, or one model's), its text redacted, journaled once written or kept. Waits
+  // at most a second for another writer; a rest not written then is kept and written later.
+  private rest(key: string, row: Omit<Cooldown, "since">): Promise<CooldownWrite> {
+    return updateCooldowns(this.settings.dataDir, (entries) => {
+      entries.set(key, { ...row, since: new Date(), text: row.text === undefined ? undefined : this.options.redact(row.text) });
+    }).then((write) => {
+      const model = row.model ? { model: row.model } : {};
+      this.options.journal.write("cooldown", { entry: key, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+      return write;
+    });
+  }
+
+  // The reader for this run: the general reader with the provider's wording, models and classifier.
+  private readonly classify = (text: string): Verdict => {
+    const phrases = (this.launch.manifest.limit_phrases ?? []).map(compilePhrase);
+    const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    return classifyText(text, { now: new Date(), timeZone, locale: this.launch.locale, phrases, models: this.options.models, provider: this.hooks.classify });
+  };
+
+  // A quota reading: the entry's latest kept in the data dir, a change in the journal.
+  private keepReading(reading: NativeQuota): void {
+    recordQuota(this.settings.dataDir, { entry: this.entry, at: new Date(), source: this.launch.manifest.quota?.source ?? "adapter", windows: storedWindows(reading) });
+    const said = JSON.stringify(reading);
+    if (said === this.lastJournaled) return;
+    this.lastJournaled = said;
+    this.options.journal.write("quota", { entry: this.entry, windows: reading.windows, ...(reading.exhausted ? { exhausted: reading.exhausted } : {}) });
+  }
+
+  // --- internal: watchers ---
+
+  // An agent handed the conversation must show that it took it; one that does not in time, or that asks to sign in,
+  // is stopped and the walk goes on to the next entry (it did not hit a limit: it does not rest).
+  private newReceiver(): ReceiverWatch {
+    const { hooks, launch, options } = this;
+    const firstLine = options.prompt!.split("\n")[0]!;
+    const transcriptTurn = (): boolean =>
+      hooks.hasTranscript && hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user" && turn.text.includes(firstLine)) === true;
+    return new ReceiverWatch({
+      seconds: this.settings.receiverSeconds,
+      prompt: options.prompt!,
+      signInCommand: (launch.manifest as { sign_in?: { command?: string } }).sign_in?.command,
+      signs: { screen: () => this.run.screen.read({ conversation: true }), busy: (visible) => hooks.busy(visible), transcriptTurn, ...(this.gate ? { gate: this.gate } : {}) },
+      asking: () => void this.feed("question"),
+      decided: (outcome) => this.received(outcome),
+    });
+  }
+
+  private received(outcome: ReceiverOutcome): void {
+    const lines = outcome.took ? {} : { reason: outcome.reason, lines: this.options.redactLines(outcome.lines), ...(outcome.signIn ? { sign_in: true } : {}) };
+    this.options.journal.write("receiver", { entry: this.entry, took: outcome.took, ...(outcome.took ? { by: outcome.by, after_ms: outcome.afterMs } : lines) });
+    if (outcome.took) return void this.feed("took");
+    const move = this.feed(outcome.signIn ? "sign-in" : "not-taken");
+    if (move?.effect !== "stop") return;
+    this.receiverFailure = oneLine(outcome, this.options.redact);
+    if (outcome.signIn) this.launch.report.signIn = outcome.reason;
+  }
+
+  // Rests written elsewhere (when another entry can take over) and entries higher in the list coming back (return_home).
+  private restWatch(): RestWatch {
+    const chosen = this.options.chosen;
+    const home = this.settings.returnHome
+      ? this.options.rows.filter((row) => row.order < chosen.order && onlyResting(row)).map((row) => ({ entry: row.entry.key, until: row.restingUntil! }))
+      : [];
+    return new RestWatch({
+      dataDir: this.settings.dataDir,
+      entry: this.entry,
+      model: () => this.switcher.current,
+      home,
+      shared: this.options.failover,
+      cooldownMinutes: this.settings.cooldownMinutes,
+      propose: (event, limit) => this.propose(event, limit),
+    });
+  }
+
+  // --- internal: the end ---
+
+  // The agent has ended: stops and rests under way finish, and a receiver that never decided is decided now.
+  private async ended(ended: RunResult): Promise<void> {
+    this.feed(ended.exitCode !== 0 || ended.signal ? "failing-exit" : "exit");
+    await this.stopping;
+    await this.cooldownWritten;
+    // an agent that exited by itself before it took the conversation (and before the user typed to it) failed to start
+    const receiver = this.receiver;
+    if (receiver && !receiver.decided && !this.launch.report.limit && !ended.typed) {
+      const how = ended.signal ? `was killed by signal ${ended.signal}` : `exited with status ${ended.exitCode}`;
+      const outcome = await receiver.exited(how);
+      if (!outcome.took) this.receiverFailure = oneLine(outcome, this.options.redact);
+    }
+  }
+
+  // Everything the run opened, released on every path.
+  private release(): void {
+    this.receiver?.close();
+    this.quotaWatch?.close();
+    this.rests?.close();
+    this.quota.close();
+    this.drawn.close();
+    this.options.active(undefined);
+    restoreTerminal();
+  }
+
+  private finish(ended: RunResult): EntryRunEnd {
+    this.drawn.save();
+    const report = this.launch.report;
+    // a limit left to the agent's own wait: the agent exiting with a failing status meanwhile has stopped for good
+    if (this.takenBack && report.limit?.action === "left to the agent" && !this.options.stopped.aborted && this.options.failover) {
+      report.limit.action = "failover";
+      this.options.journal.write("limit-taken-back", { entry: this.entry, why: ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}` });
+    }
+    return finishRun(ended, {
+      launch: this.launch,
+      hooks: this.hooks,
+      journal: this.options.journal,
+      runIndex: this.options.runIndex,
+      cwd: this.settings.cwd,
+      startedAt: this.startedAt,
+      aborted: this.options.stopped.aborted,
+      receiverFailure: this.receiverFailure,
+      took: this.receiver ? this.receiver.decided?.took ?? false : undefined,
+      redact: this.options.redact,
+    });
+  }
+}
+
+// What a limit's own action says the policies propose: the agent's own wait, or another entry.
+function proposalsOf(limit: LimitEvent): LimitProposals {
+  return { switchModel: false, agentWaits: limit.action === "left to the agent", failover: limit.action === "failover" };
+}
+
+// The limit journal line.
+function limitLine(entry: string, limit: LimitEvent, more: Record<string, unknown>): Record<string, unknown> {
+  return {
+    entry,
+    source: limit.source,
+    reason: limit.reason,
+    text: limit.text,
+    kind: limit.kind,
+    reset_at: limit.resetAt,
+    after: limit.after,
+    ...(limit.window ? { window: limit.window.name, percent_left: limit.window.percentLeft, threshold: limit.window.threshold } : {}),
+    ...(limit.offer ? { offer: limit.offer.kind, native_wait: limit.offer.choice, action: limit.action } : {}),
+    ...more,
+  };
+}
+
+// A receiver that did not take the conversation, in one line: why, and the last line its screen showed.
+function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (text: string) => string): string {
+  const last = failure.lines.at(-1)?.trim();
+  const shown = last ? `; its screen ends "${escapeControls(redact(last)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
+  return `${failure.reason}${shown}`;
+}
