@@ -1,6 +1,10 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
 import { describe, expect, it } from "vitest";
 
-import { RUN_EVENTS, RUN_STATES, RunMachine, nextMove, type LimitProposals, type RunEventType, type RunState } from "../core/session/run-machine.js";
+import { RUN_EVENTS, RUN_STATES, RunMachine, nextMove, transitionRows, type LimitProposals, type RunEventType, type RunState } from "../core/session/run-machine.js";
 
 // Every state × every event: where it goes and what the run does ("to effect"); an event a state does not list is
 // ignored there. Limit events are listed with no policy proposing anything but failover.
@@ -127,5 +131,14 @@ describe("two things at once", () => {
       "limit-seen → agent-waits: its allowance is gone",
       "agent-waits → ended: it stopped for good while it waited",
     ]);
+  });
+});
+
+describe("docs/architecture.md", () => {
+  it("draws the table the run decides by", () => {
+    const root = dirname(dirname(fileURLToPath(import.meta.url)));
+    const doc = readFileSync(join(root, "docs", "architecture.md"), "utf8");
+    const table = /<!-- transitions:start -->\n([\s\S]*?)\n<!-- transitions:end -->/.exec(doc)![1]!;
+    expect(table.split("\n")).toEqual(transitionRows());
   });
 });

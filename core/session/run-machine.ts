@@ -247,3 +247,18 @@ export class RunMachine {
     return move;
   }
 }
+
+// The table as Markdown rows (state, event, where it goes, what the run does, why), for docs/architecture.md.
+export function transitionRows(): string[] {
+  const rows = ["| state | event | goes to | the run | why |", "| --- | --- | --- | --- | --- |"];
+  for (const state of RUN_STATES) {
+    for (const event of RUN_EVENTS) {
+      const rule = TRANSITIONS[state][event];
+      if (!rule) continue;
+      const to = rule.to === "same" ? "(stays)" : rule.to;
+      const effect = rule.effect === "arbitrate" ? `arbitrates: ${LIMIT_PRECEDENCE.join(" > ")}` : rule.effect;
+      rows.push(`| ${state} | ${event} | ${to} | ${effect} | ${rule.why} |`);
+    }
+  }
+  return rows;
+}
