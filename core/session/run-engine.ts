@@ -30,6 +30,8 @@ import { SwitchPolicy } from "./switch-policy.js";
 // quiet time the printed message would have taken: the two, when both come, are one event.
 const NATIVE_GRACE_MS = 500;
 
+// How often a first agent's screen is looked at for a sign-in screen, at most, while it draws.
+const GATE_LOOK_MS = 150;
 // The moves journaled as state lines: those into and out of states no other journal line tells.
 const TOLD_STATES: ReadonlySet<RunState> = new Set(["asking", "signing-in", "moving-on"]);
 
@@ -58,6 +60,8 @@ export class RunEngine {
   // the agent stopped for good while its limit was left to its own wait
   private takenBack = false;
   private startedAt = new Date();
+  private gateLookedAt = 0;
+  private gateTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly settings: RunSettings,
@@ -206,6 +210,7 @@ export class RunEngine {
       case "look":
         this.receiver?.drawn();
         this.switcher.drawn();
+        if (!this.receiver) this.lookAtGate();
         return;
       case "renew":
         this.receiver?.typed();
@@ -325,6 +330,24 @@ export class RunEngine {
 
   // --- internal: watchers ---
 
+  // A first agent (no receiver) at its sign-in screen is left to the user, and the run says so; looked at as it draws,
+  // at most every GATE_LOOK_MS.
+  private lookAtGate(): void {
+    if (!this.gate || this.gateTimer) return;
+    const wait = this.gateLookedAt + GATE_LOOK_MS - Date.now();
+    if (wait > 0) {
+      this.gateTimer = setTimeout(() => {
+        this.gateTimer = undefined;
+        this.lookAtGate();
+      }, wait).unref();
+      return;
+    }
+    this.gateLookedAt = Date.now();
+    const signIn = this.gate(this.run.screen.visible())?.kind === "sign-in";
+    if (signIn && this.machine.state === "working") this.feed("sign-in");
+    else if (!signIn && this.machine.state === "signing-in") this.feed("signed-in");
+  }
+
   // An agent handed the conversation must show that it took it; one that does not in time, or that asks to sign in,
   // is stopped and the walk goes on to the next entry (it did not hit a limit: it does not rest).
   private newReceiver(): ReceiverWatch {
@@ -388,6 +411,7 @@ export class RunEngine {
   // Everything the run opened, released on every path.
   private release(): void {
     this.receiver?.close();
+    clearTimeout(this.gateTimer);
     this.quotaWatch?.close();
     this.rests?.close();
     this.quota.close();

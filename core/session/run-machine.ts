@@ -48,6 +48,8 @@ export type RunEventType =
   | "not-taken"
   | "sign-in"
   | "question"
+  // a first agent's sign-in screen is gone: the user signed in
+  | "signed-in"
   // the agent's process ended (with a failing status or signal, or not); uuldana was told to stop
   | "exit"
   | "failing-exit"
@@ -55,7 +57,7 @@ export type RunEventType =
 
 export const RUN_EVENTS: readonly RunEventType[] = [
   "drawn", "keys", "candidate", "dismissed", "left", "limit", "native-limit", "own-switch", "switch-took", "switch-failed",
-  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "exit", "failing-exit", "signal",
+  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "exit", "failing-exit", "signal",
 ];
 export const RUN_STATES: readonly RunState[] = [
   "receiving", "asking", "signing-in", "working", "limit-seen", "switching", "agent-waits", "moving-on", "kept-running", "stopping", "ended",
@@ -151,7 +153,7 @@ const RECEIVING: Partial<Record<RunEventType, Rule>> = {
 export const TRANSITIONS: Record<RunState, Partial<Record<RunEventType, Rule>>> = {
   receiving: { ...RECEIVING, ...ALWAYS },
   asking: { ...RECEIVING, question: same("none", "it still asks the user"), ...ALWAYS },
-  "signing-in": { drawn: same("look", "the agent drew"), took: go("working", "none", "it is signed in"), keys: same("none", "the user signs in"), ...ALWAYS },
+  "signing-in": { drawn: same("look", "the agent drew"), keys: same("none", "the user signs in"), "signed-in": go("working", "none", "its sign-in screen is gone"), ...ALWAYS },
   working: { ...WATCHED, "sign-in": go("signing-in", "none", "it asks the user to sign in"), ...ALWAYS },
   "limit-seen": {
     ...WATCHED,
