@@ -27,7 +27,7 @@ function describe(event: JournalEvent, folder: string): string | undefined {
     case "run-start":
       return `${event.entry} started at ${event.level}${Array.isArray(event.argv) && event.argv.some((arg) => String(arg).startsWith("<prompt:")) ? ", with the conversation so far" : ""}`;
     case "user":
-      return `you (to ${event.entry}): ${String(event.text)}`;
+      return `you (to ${event.entry}${event.held === true ? ", typed while it was being stopped: handed to the next agent" : ""}): ${String(event.text)}`;
     case "limit":
       if (event.reason === "rotate") return `${event.entry}: rotated before its allowance ran out (${String(event.source)}): ${String(event.text).replace(/\s+/g, " ")}`;
       return `${event.entry}: usage limit (${[event.kind === "unknown" ? "" : event.kind, event.source].filter(Boolean).join(", ")}): ${String(event.text).replace(/\s+/g, " ")}`;
@@ -49,6 +49,10 @@ function describe(event: JournalEvent, folder: string): string | undefined {
       return `${event.entry}'s conversation, ${conversationSource(event)}: ${join(folder, String(event.file))}`;
     case "run-end":
       return `${event.entry} ended${event.stopped_by ? ` (stopped by ${event.stopped_by})` : ""}${typeof event.exit_code === "number" ? `, exit ${event.exit_code}` : ""}`;
+    case "state":
+      return `${event.entry}: ${String(event.why)} (${String(event.from)} → ${String(event.to)})`;
+    case "keys-not-delivered":
+      return `your keys to ${event.entry} were not delivered (${String(event.reason)}): ${String(event.text)}`;
     case "notify-failed":
       return `notify_command ${String(event.failure)} (${String(event.event)})`;
     case "session-end":
