@@ -87,7 +87,7 @@ export async function runEntry(settings: RunSettings, options: EntryRunOptions):
   if (typeof hooks === "string") return failedStart(launch, options, hooks);
   addSettings(launch, hooks, facts);
   try {
-    return (await new RunEngine(settings, options, launch, hooks, options.gate).start())!;
+    return await new RunEngine(settings, options, launch, hooks, options.gate).start();
   } catch (error) {
     if (error instanceof UuldanaError && error.code === "E_AGENT_START") return failedStart(launch, options, error.message);
     throw error;

@@ -90,7 +90,7 @@ export class RunEngine {
   }
 
   // Starts the agent and follows it to its end: the run's report and its part of the conversation.
-  async start(): Promise<EntryRunEnd | undefined> {
+  async start(): Promise<EntryRunEnd> {
     this.run = startRun(hostOptions(this.settings, this.options, this.launch, this.hooks, this.classify, this.callbacks()));
     const stopRun = (): void => void this.feed("signal");
     const stopped = this.options.stopped;
