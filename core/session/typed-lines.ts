@@ -168,9 +168,10 @@ function build(said: readonly Said[], plan: Plan): Said[] {
     let fillIn = one.fillIn;
     const flush = (): void => {
       const lines = squeezeBlanks(piece);
-      if (lines.length) out.push({ role: "screen", lines, fillIn });
-      if (lines.length) fillIn = false;
       piece = [];
+      if (lines.length === 0) return;
+      out.push({ role: "screen", lines, fillIn });
+      fillIn = false;
     };
     let from = 0;
     for (const slot of mine) {
