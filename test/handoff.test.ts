@@ -3,7 +3,8 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
 import { Detector } from "../core/reader/detector.js";
-import { buildHandoff, MAX_PROMPT_SIZE, promptSize } from "../core/session/handoff.js";
+import { buildHandoff, MAX_PROMPT_SIZE, promptSize, type RunPart } from "../core/session/handoff.js";
+import type { Turn } from "../core/registry/adapter.js";
 import { classifyText } from "../core/reader/reader.js";
 import { Redactor } from "../core/config/redaction.js";
 import { compileLinePatterns } from "../core/registry/patterns.js";
@@ -417,5 +418,129 @@ describe("a run's part from its transcript", () => {
       ].join("\n"),
     );
     expect(handoff.prompt).toContain("quoted here whole:\n\n> second question\n\n--- Codex CLI (codex)");
+  });
+});
+
+describe("the lines the user typed, a floor for each run's part", () => {
+  const LIMIT = "You've hit your usage limit.";
+  const NO_ANSWER = "(Stand-in plan's answer to this was not on its screen)";
+  const MARK = "(the user's last request, quoted at the top)";
+  const screen = (conversation: string[], typed: string[], more: Record<string, unknown> = {}): RunPart => ({
+    entry: "plan",
+    name: "Stand-in plan",
+    conversation: [...conversation, LIMIT].join("\n"),
+    stopText: LIMIT,
+    typed,
+    ...more,
+  });
+  const transcript = (turns: [Turn["role"], string][], typed: string[], conversation: string[] = []): RunPart => ({
+    entry: "codex",
+    name: "Codex CLI",
+    conversation: conversation.join("\n"),
+    stopText: LIMIT,
+    typed,
+    transcript: { file: "f", turns: turns.map(([role, text]) => ({ role, text })) },
+  });
+  // The transcript the next agent gets, line by line, without the section's header, and the request quoted at the top.
+  const handedOn = (parts: RunPart[]): { lines: string[]; request: string | undefined } => {
+    const handoff = buildHandoff({ parts, canReadFile: true, maxSize: MAX_PROMPT_SIZE, transcriptFile: "t" });
+    const quoted = /quoted here whole:\n\n((?:> .*\n)+)\n---/.exec(handoff.prompt)?.[1];
+    return { lines: handoff.transcript.split("\n").slice(1), request: quoted?.trimEnd().replace(/^> /gm, "") };
+  };
+
+  it.each([
+    {
+      name: "a transcript that has every line: nothing is inserted",
+      parts: [transcript([["user", "which file holds the parser?"], ["agent", "src/parse.ts"], ["user", "split it into three functions"], ["agent", "Split it."]], ["which file holds the parser?", "split it into three functions"])],
+      lines: ["User: which file holds the parser?", "", "Codex CLI: src/parse.ts", "", `User: ${MARK}`, "", "Codex CLI: Split it."],
+      request: "split it into three functions",
+    },
+    {
+      name: "a screen drawn over before the last request: it is inserted at the end, quoted, and said to have no answer",
+      parts: [screen(["› which file holds the parser?", "The parser is in src/parse.ts."], ["which file holds the parser?", "split it into three functions"])],
+      lines: ["› which file holds the parser?", "The parser is in src/parse.ts.", "", `User: ${MARK}`, NO_ANSWER],
+      request: "split it into three functions",
+    },
+    {
+      name: "a screen without a request of the middle: it is inserted before the next one shown",
+      parts: [screen(["› which file holds the parser?", "src/parse.ts", "› and add a test", "Added one."], ["which file holds the parser?", "split it into three functions", "and add a test"])],
+      lines: ["› which file holds the parser?", "src/parse.ts", "", "User: split it into three functions", NO_ANSWER, "", MARK, "Added one."],
+      request: "and add a test",
+    },
+    {
+      name: "a screen without the first request: it is inserted before the next one shown",
+      parts: [screen(["Welcome to the plan stand-in", "› and add a test", "Added one."], ["which file holds the parser?", "and add a test"])],
+      lines: ["Welcome to the plan stand-in", "", "User: which file holds the parser?", NO_ANSWER, "", MARK, "Added one."],
+      request: "and add a test",
+    },
+    {
+      name: "a request typed twice, both shown",
+      parts: [screen(["› run the tests", "2 failed.", "› fix the failing one", "Fixed it.", "› run the tests", "All pass."], ["run the tests", "fix the failing one", "run the tests"])],
+      lines: ["› run the tests", "2 failed.", "› fix the failing one", "Fixed it.", MARK, "All pass."],
+      request: "run the tests",
+    },
+    {
+      name: "a request typed twice, its first showing scrolled away",
+      parts: [screen(["› fix the failing one", "Fixed it.", "› run the tests", "All pass."], ["run the tests", "fix the failing one", "run the tests"])],
+      lines: ["User: run the tests", NO_ANSWER, "", "› fix the failing one", "Fixed it.", MARK, "All pass."],
+      request: "run the tests",
+    },
+    {
+      name: "a request typed twice, its second showing drawn over",
+      parts: [screen(["› run the tests", "2 failed.", "› fix the failing one", "Fixed it."], ["run the tests", "fix the failing one", "run the tests"])],
+      lines: ["› run the tests", "2 failed.", "› fix the failing one", "Fixed it.", "", `User: ${MARK}`, NO_ANSWER],
+      request: "run the tests",
+    },
+    {
+      name: "echoes wrapped inside a panel, indented, prefixed and cut short with an ellipsis",
+      parts: [
+        screen(
+          ["│ > please rename parse to parseLine in every │", "│   file under src                            │", "Renamed it in 4 files.", "  ❯ Now run the linter", "Lint is clean.", "› and write the changelog entry for the rena…", "Wrote it."],
+          ["please rename parse to parseLine in every file under src", "now run the linter", "and write the changelog entry for the rename"],
+        ),
+      ],
+      lines: ["> please rename parse to parseLine in every", "  file under src", "Renamed it in 4 files.", "  ❯ Now run the linter", "Lint is clean.", MARK, "Wrote it."],
+      request: "and write the changelog entry for the rename",
+    },
+    {
+      name: "a typed line that only begins a longer line of the screen: that line is not its echo",
+      parts: [screen(["› which tests are slow?", "Run the tests with --slow to list them."], ["which tests are slow?", "run the tests"])],
+      lines: ["› which tests are slow?", "Run the tests with --slow to list them.", "", `User: ${MARK}`, NO_ANSWER],
+      request: "run the tests",
+    },
+    {
+      name: "a shown request the agent did not answer before the next one",
+      parts: [screen(["› split the parser", "› no, only the lexer", "Split the lexer out."], ["split the parser", "no, only the lexer"])],
+      lines: ["› split the parser", NO_ANSWER, MARK, "Split the lexer out."],
+      request: "no, only the lexer",
+    },
+    {
+      name: "the last request, shown and unanswered, in a run that ended without a limit",
+      parts: [{ entry: "plan", name: "Stand-in plan", conversation: "› which file holds the parser?\nsrc/parse.ts\n› and the lexer?", typed: ["which file holds the parser?", "and the lexer?"] }],
+      lines: ["› which file holds the parser?", "src/parse.ts", MARK, NO_ANSWER],
+      request: "and the lexer?",
+    },
+    {
+      name: "a line neither the transcript nor the screen has",
+      parts: [transcript([["user", "which file holds the parser?"], ["agent", "src/parse.ts"]], ["which file holds the parser?", "split it into three functions"], ["› which file holds the parser?", "• src/parse.ts"])],
+      lines: ["User: which file holds the parser?", "", "Codex CLI: src/parse.ts", "", `User: ${MARK}`, "(Codex CLI's answer to this was not in its transcript)"],
+      request: "split it into three functions",
+    },
+    {
+      name: "a later run whose screen shows none of its lines: its last one is quoted, not the earlier run's",
+      parts: [screen(["› which file holds the parser?", "src/parse.ts"], ["which file holds the parser?"]), { ...screen(["Working…"], ["split it into three functions"]), entry: "plan2" }],
+      lines: ["› which file holds the parser?", "src/parse.ts", "", "--- Stand-in plan (plan2), as its screen showed it ---", "Working…", "", `User: ${MARK}`, NO_ANSWER],
+      request: "split it into three functions",
+    },
+  ])("$name", ({ parts, lines, request }) => {
+    expect(handedOn(parts)).toEqual({ lines, request });
+  });
+
+  it("places every line of a long session once, in order, when there are too many to align one by one", () => {
+    const asked = Array.from({ length: 2100 }, (_, i) => `question ${i}`);
+    const shown = asked.flatMap((line, i) => [`› ${line}`, `answer ${i}`]);
+    const { lines, request } = handedOn([screen(shown, asked)]);
+    expect(lines).toEqual([...shown.slice(0, -2), MARK, "answer 2099"]);
+    expect(request).toBe("question 2099");
   });
 });

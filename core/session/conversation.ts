@@ -68,6 +68,35 @@ export function findShown(lines: readonly string[], text: string): { start: numb
   return undefined;
 }
 
+// Every showing of each text on lines of its own (line numbers, the end exclusive), in the order they stand, with the
+// letters it was found by: where a handoff may place the lines the user typed. Compared as findShown compares; a line
+// the agent cut short with an ellipsis is a showing of any text it begins (cut), when it keeps enough of it.
+export function findShowings(lines: readonly string[], texts: readonly string[]): Showing[] {
+  const wanted = [...new Set(texts.map(compact))].filter((text) => text !== "");
+  const { joined, starts } = compactLines(lines);
+  const endOf = (line: number): number => (line + 1 < starts.length ? starts[line + 1]! : joined.length);
+  const found: Showing[] = [];
+  for (const text of wanted) {
+    let at = joined.indexOf(text);
+    for (let looked = 0; at !== -1 && looked < MAX_LOOKS; looked++) {
+      const start = lineAt(starts, at);
+      const end = lineAt(starts, at + text.length - 1);
+      if (starts[start] === at && endOf(end) === at + text.length) found.push({ start, end: end + 1, text, cut: false });
+      at = joined.indexOf(text, at + 1);
+    }
+  }
+  found.push(...cutShowings(lines, wanted));
+  return found.sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+// Where a text was shown on lines of its own, and by which letters: all of the text's, or (cut) its beginning's.
+export interface Showing {
+  start: number;
+  end: number;
+  text: string;
+  cut: boolean;
+}
+
 // Lines with runs of blank lines made one, and none at either end.
 export function squeezeBlanks(lines: readonly string[]): string[] {
   const kept: string[] = [];
@@ -144,6 +173,19 @@ function* pieces(message: string): Generator<[string, number]> {
   for (let at = 24; at + 24 <= message.length; at += 24) yield [message.slice(at, at + 24), at];
 }
 
+// Lines that end in an ellipsis, each a showing of the wanted texts it begins: an echo the agent cut short. Only one
+// line, and only one that keeps CUT_LETTERS letters or more, so that a few common words do not stand for a request.
+function cutShowings(lines: readonly string[], wanted: readonly string[]): Showing[] {
+  const found: Showing[] = [];
+  for (const [line, shown] of lines.entries()) {
+    const end = shown.trimEnd();
+    if (!end.endsWith("…") && !end.endsWith("...")) continue;
+    const text = compact(end);
+    if (text.length >= CUT_LETTERS && wanted.some((one) => one.length > text.length && one.startsWith(text))) found.push({ start: line, end: line + 1, text, cut: true });
+  }
+  return found;
+}
+
 // The compared letters of each line, joined, and where each line's begin in the join; made once for a list of lines
 // that is looked through for many texts (the lines the user typed).
 function compactLines(lines: readonly string[]): { joined: string; starts: number[] } {
@@ -214,5 +256,9 @@ const NOT_WORDS = /[^\p{L}\p{N}]+/gu;
 // How many earlier showings of a stop message are looked at as redraws of it, and of a line the user typed for its echo.
 const MAX_REDRAWS = 50;
 const MAX_SHOWINGS = 200;
+// How many places a typed line's letters are looked at for a showing on lines of its own.
+const MAX_LOOKS = 10_000;
+// The fewest letters of a request a line cut short with an ellipsis must keep to be taken for its echo.
+const CUT_LETTERS = 12;
 // What normalize turns into a blank: blanks and marker glyphs (borders, bullets, prompt marks).
 const SEPARATORS = new RegExp(`(?:\\s|${MARKER})+`, "gu");

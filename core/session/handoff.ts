@@ -1,6 +1,7 @@
 import { escapeControls } from "../base/safe-text.js";
 import type { Transcript, Turn } from "../registry/adapter.js";
-import { cleanScreen, findShown, normalize, plainText, squeezeBlanks } from "./conversation.js";
+import { cleanScreen, compact, findShown, normalize, plainText, squeezeBlanks } from "./conversation.js";
+import { placeTyped, REQUEST_MARK, type Said } from "./typed-lines.js";
 
 // One run's part of the conversation, for the next agent.
 export interface RunPart {
@@ -63,9 +64,9 @@ export function promptSize(text: string, platform: NodeJS.Platform = process.pla
 // chrome, without any escape or control sequence and without secrets.
 export function buildHandoff(options: HandoffOptions): Handoff {
   const redact = options.redact ?? ((text: string): string => text);
-  const sections = options.parts.map((part) => ({ part, said: saidOf(part) }));
-  const request = lastRequest(sections);
-  if (request) request.mark();
+  const requested = options.parts.findLastIndex(hasRequest);
+  const sections = options.parts.map((part, index) => ({ part, ...saidOf(part, index === requested) }));
+  const request = sections[requested]?.request;
   const chunks = sections.flatMap(({ part, said }, index) => said.flatMap((one) => chunksOf(one, part)).map((text) => ({ section: index, text: redact(text) })));
   const headers = sections.map(({ part }) => header(part, true));
   const render = (kept: readonly Chunk[], cutFirst: boolean): string => {
@@ -83,7 +84,7 @@ export function buildHandoff(options: HandoffOptions): Handoff {
   };
   const transcript = render(chunks, false);
   const previous = options.parts[options.parts.length - 1]!;
-  const quoted = request ? quote(redact(request.text), options.maxSize) : undefined;
+  const quoted = request !== undefined ? quote(redact(request), options.maxSize) : undefined;
   const preamble = (trimmed: boolean): string =>
     [
       redact(introduction(options.parts, previous, options.receiver)),
@@ -100,9 +101,6 @@ export function buildHandoff(options: HandoffOptions): Handoff {
 
 // --- internal ---
 
-// One thing said in a run: a turn from its transcript, or lines of its screen (which tell no speaker).
-type Said = { role: Turn["role"]; text: string } | { role: "screen"; lines: string[]; fillIn: boolean };
-
 interface Chunk {
   section: number;
   text: string;
@@ -110,8 +108,6 @@ interface Chunk {
 
 // What the labels, separators and the cut note may add to the kept chunks.
 const HEADER_ROOM = 400;
-// Where the user's last request stood in the conversation: it is quoted at the top, once.
-const REQUEST_MARK = "(the user's last request, quoted at the top)";
 // A tool call is one line.
 const TOOL_LINE = 240;
 
@@ -153,15 +149,59 @@ function header(part: RunPart, cut: boolean): string {
   return `--- ${label(part)}, ${part.transcript ? "from its transcript" : "as its screen showed it"}${cut ? ", its earlier turns left out" : ""} ---`;
 }
 
-// The run's part: its transcript's turns and, after them, what its screen showed that the file lacks; or its screen.
-function saidOf(part: RunPart): Said[] {
+// The run's part, with every line the user typed in it placed once (see placeTyped); when it holds the user's last
+// request (mark), the mark stands in its place and the request is told.
+function saidOf(part: RunPart, mark: boolean): { said: Said[]; request?: string } {
+  const typed = typedLines(part);
+  const last = typed.findLastIndex(isRequest);
+  const said = placeTyped(recordedOrShown(part), { typed, request: mark && last !== -1 ? last : undefined, note: noAnswer(part), stopped: part.stopText !== undefined });
+  if (!mark) return { said };
+  if (last !== -1) return { said, request: typed[last]! };
+  // nothing typed is known to be a request: the transcript's last user turn is
+  const turn = said.findLastIndex((one) => one.role === "user");
+  if (turn === -1) return { said };
+  const { text } = said[turn] as { text: string };
+  said[turn] = { ...said[turn]!, text: REQUEST_MARK } as Said;
+  return { said, request: text };
+}
+
+// Whether a run's part holds a request of the user's: a line typed in it, or a user turn in its transcript.
+function hasRequest(part: RunPart): boolean {
+  return typedLines(part).some(isRequest) || recorded(part, "user").length > 0;
+}
+
+// The lines the user typed in a run that have words: Enter on a line of blanks or marks only is no turn.
+function typedLines(part: RunPart): string[] {
+  return (part.typed ?? []).map(plainText).filter((line) => compact(line) !== "");
+}
+
+// A typed line that may be the request quoted at the top: one key (an answer to the agent's question) is not.
+function isRequest(line: string): boolean {
+  return line.trim().length >= 2;
+}
+
+// The line under a user turn the part holds no answer to.
+function noAnswer(part: RunPart): string {
+  return `(${escapeControls(part.name)}'s answer to this was not ${part.transcript ? "in its transcript" : "on its screen"})`;
+}
+
+// The run's part as it was recorded or shown: its transcript's turns and, after them, what its screen showed that the
+// file lacks; or its screen.
+function recordedOrShown(part: RunPart): Said[] {
   const screen = cleanScreen(part.conversation, part);
   if (!part.transcript) return screen.length ? [{ role: "screen", lines: screen, fillIn: false }] : [];
-  const turns: Said[] = part.transcript.turns
-    .map((turn) => ({ role: turn.role, text: turnText(turn) }))
-    .filter((turn) => turn.text !== "" && !(turn.role === "user" && isPrompt(turn.text, part.prompt)));
+  const turns = recorded(part);
   const rest = screenAfter(turns, screen, part.typed ?? []);
   return rest ? [...turns, { role: "screen", lines: rest, fillIn: true }] : turns;
+}
+
+// The transcript's turns as the handoff tells them: plain text, tool calls on one line, without empty turns and
+// without the handoff prompt the run started with; those of one role only, when asked.
+function recorded(part: RunPart, only?: Turn["role"]): Said[] {
+  return (part.transcript?.turns ?? [])
+    .filter((turn) => only === undefined || turn.role === only)
+    .map((turn) => ({ role: turn.role, text: turnText(turn) }))
+    .filter((turn) => turn.text !== "" && !(turn.role === "user" && isPrompt(turn.text, part.prompt)));
 }
 
 function turnText(turn: Turn): string {
@@ -204,25 +244,6 @@ function screenAfter(turns: readonly Said[], screen: readonly string[], typed: r
   return rest.some((line) => /[\p{L}\p{N}]/u.test(line)) ? rest : undefined;
 }
 
-// The user's last request: the last user turn of the latest run that has one (from its transcript, or a line the
-// user typed that its screen shows), with the means to mark its place, where it is quoted from.
-function lastRequest(sections: readonly { part: RunPart; said: Said[] }[]): { text: string; mark: () => void } | undefined {
-  for (const { part, said } of [...sections].reverse()) {
-    for (let index = said.length - 1; index >= 0; index--) {
-      const one = said[index]!;
-      if (one.role === "user") return { text: one.text, mark: () => (said[index] = { role: "user", text: REQUEST_MARK }) };
-      if (one.role !== "screen") continue;
-      const shown = [...(part.typed ?? [])].reverse().map((line) => ({ line, at: findShown(one.lines, line) })).find((found) => found.at !== undefined && found.line.trim().length >= 2);
-      if (!shown) continue;
-      return {
-        text: shown.line,
-        mark: () => one.lines.splice(shown.at!.start, shown.at!.end - shown.at!.start, REQUEST_MARK),
-      };
-    }
-  }
-  return undefined;
-}
-
 // The request as the preamble quotes it; one longer than half a prompt keeps its beginning and says so.
 function quote(text: string, maxSize: number): string {
   const fits = promptSize(text) <= maxSize / 2;
@@ -240,7 +261,7 @@ function chunksOf(said: Said, part: RunPart): string[] {
   }
   const name = escapeControls(part.name);
   const speaker = said.role === "user" ? "User" : said.role === "tool" ? `${name} (tool)` : name;
-  return [`${speaker}: ${said.text}`];
+  return [`${speaker}: ${said.text}${said.note ? `\n${said.note}` : ""}`];
 }
 
 // The latest chunks that fit the budget, each whole; when not even the last fits, its end, cut at a line.
