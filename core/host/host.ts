@@ -52,7 +52,7 @@ export interface HostOptions {
   onDrawn?: (lines: readonly string[]) => void;
   // each line the user submits, as it is submitted
   onUserTurn?: (text: string) => void;
-  // the user typed something to the agent (any key)
+  // the user typed something to the agent (any key; a reply of the terminal's to the agent's query is none)
   onKey?: () => void;
 }
 

@@ -1,15 +1,21 @@
+import { StringDecoder } from "node:string_decoder";
+
 import type { AgentPty } from "../terminal/pty.js";
-import type { PromptOverlay, CommandKey } from "./prompt-overlay.js";
+import type { CommandKey, PromptOverlay } from "./prompt-overlay.js";
 import type { RunDetection } from "./run-detection.js";
+import { TerminalReads, type InputPiece } from "./terminal-replies.js";
 import { TypedTurns } from "./typed-turns.js";
 
-// The user's keys on their way to the agent: the command key opens uuldana's prompt, which takes the keys while it is
-// open; every other key goes to the agent, and what uuldana notes of them (the lines submitted, that a key was
-// typed) comes after.
+// The user's terminal on its way to the agent. A reply of the terminal's goes to the agent untouched, whatever else
+// is going on, and counts as no key. The command key opens uuldana's prompt, which takes the keys while it is open;
+// every other key goes to the agent. What uuldana notes of the keys (the lines submitted, that a key was typed)
+// comes after they are passed on.
 export class UserInput {
   readonly turns: TypedTurns;
-  // whether the user typed anything at all
+  // whether the user typed anything at all (a terminal's reply is not typing)
   typed = false;
+  private readonly reads = new TerminalReads();
+  private readonly decoder = new StringDecoder("utf8");
 
   constructor(
     private readonly parts: {
@@ -28,7 +34,7 @@ export class UserInput {
 
   // True when nothing is half typed: uuldana's prompt is closed and the user's input line is empty.
   get idle(): boolean {
-    return !this.parts.overlay.isOpen && this.turns.idle;
+    return !this.parts.overlay.isOpen && this.turns.empty && this.reads.idle;
   }
 
   // Reads the user's terminal until the returned call.
@@ -42,28 +48,29 @@ export class UserInput {
     };
   }
 
-  // One read of the user's terminal.
+  // One read of the user's terminal: up to the command key, if it holds one, a reply for the agent, keys for
+  // uuldana's prompt while it is open, or keys for the agent; what follows the command key opens the prompt.
   read(data: Buffer): void {
     const { agent, overlay } = this.parts;
-    const toAgent = !overlay.isOpen;
-    if (overlay.isOpen) overlay.input(data);
-    else if (!this.parts.interactive) agent.write(data);
-    else this.passOrOpen(data);
-    this.typed = true;
-    const text = data.toString("utf8");
-    this.parts.detection.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
-    if (toAgent) {
-      this.turns.add(text);
-      this.parts.onKey?.();
-    }
+    const found = this.parts.interactive && !overlay.isOpen ? findCommandKey(data, this.parts.key) : undefined;
+    const before = found ? data.subarray(0, found.at) : data;
+    const text = this.decoder.write(before);
+    const scanned = this.reads.scan(text);
+    if (scanned.reply) agent.write(before);
+    else if (overlay.isOpen) {
+      this.typed = true;
+      overlay.input(data);
+    } else this.type(before, text, scanned.pieces);
+    if (found) overlay.open(data.subarray(found.at + found.length));
   }
 
-  // The keys go to the agent up to the command key, if there is one; what follows it opens uuldana's prompt.
-  private passOrOpen(data: Buffer): void {
-    const found = findCommandKey(data, this.parts.key);
-    if (!found) return this.parts.agent.write(data);
-    if (found.at > 0) this.parts.agent.write(data.subarray(0, found.at));
-    this.parts.overlay.open(data.subarray(found.at + found.length));
+  // Keys for the agent: passed on, then noted.
+  private type(data: Buffer, text: string, pieces: InputPiece[]): void {
+    this.typed = true;
+    if (data.length) this.parts.agent.write(data);
+    this.turns.add(pieces);
+    this.parts.detection.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
+    this.parts.onKey?.();
   }
 }
 
