@@ -38,8 +38,24 @@ describe("the lines the user submits", () => {
     expect(told).toEqual(["one", "two"]);
   });
 
-  it("knows whether a line is half typed", () => {
-    expect(type(["done\r", " half typed \x1b[A"]).empty).toBe(false);
+  it("knows the line half typed", () => {
+    const turns = type(["done\r", " half typed \x1b[A"]);
+    expect([turns.partial, turns.empty]).toEqual(["half typed", false]);
     expect(type(["done\r"]).empty).toBe(true);
+  });
+});
+
+describe("lines typed while keys are held", () => {
+  it("are kept apart and not told, the line half typed before the hold going on", () => {
+    const told: string[] = [];
+    const turns = type(["before\r", "the start "], new TypedTurns((text) => told.push(text)));
+    turns.hold();
+    type(["of a line\r", "\x1b[200~a\rpaste\x1b[201~\r", "half"], turns);
+    expect({ turns: turns.turns, told, held: turns.held, partial: turns.partial }).toEqual({
+      turns: ["before"],
+      told: ["before"],
+      held: ["the start of a line", "a\npaste"],
+      partial: "half",
+    });
   });
 });

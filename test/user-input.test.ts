@@ -97,6 +97,37 @@ describe("the terminal's replies in a run", () => {
   });
 });
 
+describe("keys typed while uuldana stops the agent", () => {
+  it("are held back from it and handed out with the run's result", async () => {
+    const { run, input, shown } = start({ LEAVE_MS: "500" });
+    await waitFor(() => shown().includes("input log agent ready"), "the stand-in to be ready");
+    await play(input, ["before\r"]);
+    const stopping = run.stop();
+    input.write("next question\r");
+    await waitFor(() => received().endsWith("/exit\r"), "the stand-in to read its exit keys");
+    input.write("half");
+    // a reply of the terminal's still reaches the agent
+    input.write(CURSOR_REPORT);
+    await waitFor(() => received().endsWith(CURSOR_REPORT), "the stand-in to read the reply");
+    expect((await stopping).step).toBe("keys");
+    const result = await run.result;
+    expect(received()).toBe(`before\r/exit\r${CURSOR_REPORT}`);
+    expect({ userTurns: result.userTurns, heldTurns: result.heldTurns, heldPartial: result.heldPartial }).toEqual({
+      userTurns: ["before"],
+      heldTurns: ["next question"],
+      heldPartial: "half",
+    });
+  });
+
+  it("are none when nothing was typed", async () => {
+    const { run, shown } = start();
+    await waitFor(() => shown().includes("input log agent ready"), "the stand-in to be ready");
+    await run.stop();
+    const result = await run.result;
+    expect({ heldTurns: result.heldTurns, heldPartial: result.heldPartial }).toEqual({ heldTurns: [], heldPartial: "" });
+  });
+});
+
 describe("uuldana run with an agent that queries the terminal", () => {
   it("journals only what the user typed, and the agent gets the terminal's replies byte for byte", async () => {
     linkAgent(sandbox, "inputlog", "input-log-agent.mjs");

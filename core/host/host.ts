@@ -65,6 +65,10 @@ export interface RunResult {
   // the lines the user submitted (typed, then Enter), and whether the user typed anything at all
   userTurns: string[];
   typed: boolean;
+  // the lines the user submitted while uuldana was stopping the agent: held back from it, no agent has them
+  heldTurns: string[];
+  // the line left half typed while uuldana was stopping the agent, printable text only ('' if none)
+  heldPartial: string;
   // what the detector decided (the stop, or the last ignored limit-like text), if anything
   detection: DetectorEvent | undefined;
   // what the screen model read: the whole conversation and the last screen
@@ -76,7 +80,8 @@ export interface Run {
   readonly agent: AgentPty;
   readonly screen: Screen;
   readonly result: Promise<RunResult>;
-  // Stops the agent gracefully (exit keys, then signals) and waits for the run to end.
+  // Stops the agent gracefully (exit keys, then signals) and waits for the run to end. From the call on, the user's
+  // keys are held back from the agent (RunResult's heldTurns and heldPartial).
   stop(options?: { keys?: boolean }): Promise<StopResult>;
   // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
   warn(on: boolean): void;
@@ -112,7 +117,7 @@ export function startRun(options: HostOptions): Run {
   owned.add(() => detection.end());
   const key = { ...commandKeyBytes(options.commandKey), name: options.commandKey };
   const context = promptContext(options, { agent, screen, output, started });
-  const overlay = new PromptOverlay({ stdout, screen, agent, output, context, key, gone: () => state.gone, sendKey: (bytes) => agent.write(bytes) });
+  const overlay = new PromptOverlay({ stdout, screen, agent, output, context, key, gone: () => state.gone, sendKey: (bytes) => input.send(bytes) });
   const input = new UserInput({ agent, overlay, detection, interactive, key, onKey: options.onKey, onUserTurn: options.onUserTurn });
   const restore = (): void => restoreUserTerminal(interactive, stdout, { overlay, screen, output });
   holdTerminal(restore);
@@ -147,6 +152,8 @@ export function startRun(options: HostOptions): Run {
         detection: detection.event,
         userTurns: input.turns.turns,
         typed: input.typed,
+        heldTurns: input.turns.held,
+        heldPartial: input.heldPartial,
         conversation: atStop ?? final.conversation,
         lastScreen: final.visible,
       };
@@ -162,6 +169,8 @@ export function startRun(options: HostOptions): Run {
     screen,
     result,
     stop(stopOptions) {
+      // the user's keys are held from now on: they would mix with the exit keys, and the agent is leaving
+      input.hold();
       // the conversation is what the screen held before uuldana typed anything to leave: its exit keys, the keys that
       // close a menu and what the agent answered to them are not the user's
       stopping ??= screen.read({ conversation: true }).then(

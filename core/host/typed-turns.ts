@@ -5,13 +5,26 @@ import type { InputPiece } from "./terminal-replies.js";
 // terminal's replies never come here (TerminalReads tells them from keys).
 export class TypedTurns {
   readonly turns: string[] = [];
+  // the lines submitted while uuldana held the keys back (it was stopping the agent): no agent has them
+  readonly held: string[] = [];
   private typing = "";
+  private holding = false;
 
   constructor(private readonly onTurn: (text: string) => void = () => {}) {}
 
   // The keys of one read that is no reply.
   add(pieces: readonly InputPiece[]): void {
     for (const piece of pieces) if (piece.kind === "text") this.type(piece.text, piece.pasted);
+  }
+
+  // From now on the lines submitted are held ones: kept in `held`, not told to onTurn.
+  hold(): void {
+    this.holding = true;
+  }
+
+  // The line typed and not yet submitted, printable text only ('' if none).
+  get partial(): string {
+    return this.typing.trim();
   }
 
   // True when the user's input line is empty.
@@ -36,7 +49,10 @@ export class TypedTurns {
     const turn = this.typing.trim();
     this.typing = "";
     if (!turn) return;
-    this.turns.push(turn);
-    this.onTurn(turn);
+    if (this.holding) this.held.push(turn);
+    else {
+      this.turns.push(turn);
+      this.onTurn(turn);
+    }
   }
 }

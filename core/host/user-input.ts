@@ -8,14 +8,15 @@ import { TypedTurns } from "./typed-turns.js";
 
 // The user's terminal on its way to the agent. A reply of the terminal's goes to the agent untouched, whatever else
 // is going on, and counts as no key. The command key opens uuldana's prompt, which takes the keys while it is open;
-// every other key goes to the agent. What uuldana notes of the keys (the lines submitted, that a key was typed)
-// comes after they are passed on.
+// every other key goes to the agent, or is held back once uuldana has begun to stop it. What uuldana notes of the
+// keys (the lines submitted, that a key was typed) comes after they are passed on.
 export class UserInput {
   readonly turns: TypedTurns;
   // whether the user typed anything at all (a terminal's reply is not typing)
   typed = false;
   private readonly reads = new TerminalReads();
   private readonly decoder = new StringDecoder("utf8");
+  private holding = false;
 
   constructor(
     private readonly parts: {
@@ -37,6 +38,17 @@ export class UserInput {
     return !this.parts.overlay.isOpen && this.turns.empty && this.reads.idle;
   }
 
+  // The line left half typed while keys were held ('' if none, or if none were held).
+  get heldPartial(): string {
+    return this.holding ? this.turns.partial : "";
+  }
+
+  // uuldana has begun to stop the agent: from now on the user's keys are held back from it, their lines kept apart.
+  hold(): void {
+    this.holding = true;
+    this.turns.hold();
+  }
+
   // Reads the user's terminal until the returned call.
   listen(stdin: NodeJS.ReadStream): () => void {
     const read = (data: Buffer): void => this.read(data);
@@ -46,6 +58,11 @@ export class UserInput {
       stdin.off("data", read);
       stdin.pause();
     };
+  }
+
+  // Keys for the agent from elsewhere (the command key typed twice), held back as typed keys are.
+  send(keys: Buffer): void {
+    if (!this.holding) this.parts.agent.write(keys);
   }
 
   // One read of the user's terminal: up to the command key, if it holds one, a reply for the agent, keys for
@@ -64,11 +81,12 @@ export class UserInput {
     if (found) overlay.open(data.subarray(found.at + found.length));
   }
 
-  // Keys for the agent: passed on, then noted.
+  // Keys for the agent: passed on (or held back), then noted.
   private type(data: Buffer, text: string, pieces: InputPiece[]): void {
     this.typed = true;
-    if (data.length) this.parts.agent.write(data);
+    if (!this.holding && data.length) this.parts.agent.write(data);
     this.turns.add(pieces);
+    if (this.holding) return;
     this.parts.detection.noteInput(text.replace(/[\x00-\x1f\x7f]/g, " "));
     this.parts.onKey?.();
   }
