@@ -3,7 +3,6 @@ import type { DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
 import { spawnAgent, type AgentPty } from "../terminal/pty.js";
 import { Screen } from "../terminal/screen.js";
-import { TITLE_POP, TITLE_PUSH, holdTerminal, releaseTerminal, restoreSequence, setRawInput, titleSequence } from "../terminal/tty.js";
 import { AgentOutput } from "./agent-output.js";
 import type { PromptContext } from "./command-prompt.js";
 import { Disposables } from "./disposables.js";
@@ -15,6 +14,7 @@ import { stopAgent, type ExitSteps, type StopResult } from "./stop.js";
 import { waitForTurnBoundary } from "./turn-boundary.js";
 import { typePrompt, type TypedPromptResult } from "./typed-prompt.js";
 import { UserInput } from "./user-input.js";
+import { takeUserTerminal, userTerminal } from "./user-terminal.js";
 
 // One agent run in a pseudo-terminal, passed through to the user's terminal untouched but for its title.
 export interface HostOptions {
@@ -110,25 +110,18 @@ export function startRun(options: HostOptions): Run {
   };
 
   const output = new AgentOutput(agent, screen, stdout, `uuldana · ${options.entry} · ${options.level}`);
-  owned.add(() => output.end());
-  // without a real terminal, the screen model answers the agent's queries
-  if (!interactive) owned.add(screen.onReply((reply) => agent.write(reply)));
   const detection = new RunDetection(screen, options);
-  owned.add(() => detection.end());
   const key = { ...commandKeyBytes(options.commandKey), name: options.commandKey };
   const context = promptContext(options, { agent, screen, output, started });
   const overlay = new PromptOverlay({ stdout, screen, agent, output, context, key, gone: () => state.gone, sendKey: (bytes) => input.send(bytes) });
   const input = new UserInput({ agent, overlay, detection, interactive, key, onKey: options.onKey, onUserTurn: options.onUserTurn });
-  const restore = (): void => restoreUserTerminal(interactive, stdout, { overlay, screen, output });
-  holdTerminal(restore);
-  owned.add(() => releaseTerminal(restore));
-  if (interactive) {
-    stdout.write(TITLE_PUSH + titleSequence(output.title("")));
-    setRawInput(true);
-    const onResize = (): void => resizeTo(stdout, screen, agent);
-    stdout.on("resize", onResize);
-    owned.add(() => stdout.off("resize", onResize));
-  }
+  // let go in the reverse order: the keys, the screen model's answers, the detector's looks, the output, and last
+  // the user's terminal
+  owned.add(takeUserTerminal(terminal, { agent, screen, output, overlay }));
+  owned.add(() => output.end());
+  owned.add(() => detection.end());
+  // without a real terminal, the screen model answers the agent's queries
+  if (!interactive) owned.add(screen.onReply((reply) => agent.write(reply)));
   owned.add(input.listen(terminal.stdin));
   const typed = options.typedPrompt ? typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => state.ended }) : undefined;
 
@@ -139,7 +132,7 @@ export function startRun(options: HostOptions): Run {
     state.gone = true;
     try {
       const final = await screen.read({ conversation: true });
-      // the detector's last events may not schedule another look
+      // the run has ended for what the detector's last events do (a warn() draws no title)
       state.ended = true;
       detection.exit(exit.signal ? 128 + exit.signal : exit.exitCode);
       windUp();
@@ -198,24 +191,6 @@ export function startRun(options: HostOptions): Run {
 
 // --- internal ---
 
-interface UserTerminal {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  // both ends are a terminal: the command key, raw input, the title and resizes apply
-  interactive: boolean;
-  size: { cols: number; rows: number };
-}
-
-function userTerminal(options: HostOptions): UserTerminal {
-  const stdin = options.stdin ?? process.stdin;
-  const stdout = options.stdout ?? process.stdout;
-  const interactive = Boolean(stdin.isTTY && stdout.isTTY);
-  const size = interactive
-    ? { cols: stdout.columns || 80, rows: stdout.rows || 24 }
-    : { cols: Number(process.env.COLUMNS) || 80, rows: Number(process.env.LINES) || 24 };
-  return { stdin, stdout, interactive, size };
-}
-
 function spawnFor(options: HostOptions, screen: Screen, size: { cols: number; rows: number }): AgentPty {
   try {
     return spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
@@ -243,27 +218,4 @@ function promptContext(options: HostOptions, run: { agent: AgentPty; screen: Scr
     ],
     ...(describe.agent ? { agent: describe.agent } : {}),
   };
-}
-
-function resizeTo(stdout: NodeJS.WriteStream, screen: Screen, agent: AgentPty): void {
-  const cols = stdout.columns || screen.cols;
-  const rows = stdout.rows || screen.rows;
-  screen.resize(cols, rows);
-  agent.resize(cols, rows);
-}
-
-// Puts the user's terminal back as the run found it: uuldana's prompt closed, cooked input, the agent's modes
-// turned off, the title popped.
-function restoreUserTerminal(interactive: boolean, stdout: NodeJS.WriteStream, run: { overlay: PromptOverlay; screen: Screen; output: AgentOutput }): void {
-  try {
-    run.overlay.close();
-  } finally {
-    if (interactive) {
-      setRawInput(false);
-      // an agent on the normal screen that left its cursor mid-line: the next line is uuldana's, not a tail of its own
-      const modes = run.screen.modes;
-      const newline = !modes.altScreen && !run.output.endedLine ? "\r\n" : "";
-      stdout.write(restoreSequence(modes) + TITLE_POP + newline);
-    }
-  }
 }
