@@ -1,0 +1,81 @@
+import type { AgentPty } from "../terminal/pty.js";
+import type { Screen } from "../terminal/screen.js";
+import { titleSequence } from "../terminal/tty.js";
+import { TitleFilter } from "./title.js";
+
+// the most bytes of the agent's output held while uuldana's prompt covers its screen; what comes beyond is dropped
+const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
+
+// The agent's output on its way to the user's terminal and to the screen model: its titles carry uuldana's part
+// first, and it waits while uuldana's prompt covers the screen. It notes when the agent last drew and whether its
+// last line ended.
+export class AgentOutput {
+  readonly titles: TitleFilter;
+  // whether the agent's last output ended its line: uuldana's own lines after the run begin on a line of their own
+  endedLine = true;
+  // when the agent last drew anything, for a turn boundary
+  lastOutput = Date.now();
+  private warned = false;
+  private held: Buffer[] | undefined;
+  private heldBytes = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    agent: AgentPty,
+    private readonly screen: Screen,
+    private readonly stdout: NodeJS.WriteStream,
+    // "uuldana · entry · level"
+    private readonly label: string,
+  ) {
+    this.titles = new TitleFilter((agentTitle) => this.title(agentTitle));
+    this.unsubscribe = agent.onData((chunk) => this.take(chunk));
+  }
+
+  // The title uuldana shows: its part first, the ⚠ mark in it, so an agent's own title can neither hide the mark nor fake it.
+  title(agentTitle = this.titles.agentTitle): string {
+    return `${this.label}${this.warned ? " ⚠" : ""}${agentTitle ? ` · ${agentTitle}` : ""}`;
+  }
+
+  // Marks (or unmarks) the title with ⚠; the sequence that shows it.
+  warn(on: boolean): string {
+    this.warned = on;
+    return titleSequence(this.title());
+  }
+
+  // Holds the output back (uuldana's prompt covers the screen) until release().
+  hold(): void {
+    this.held ??= [];
+  }
+
+  // Writes what was held back and passes the output through again.
+  release(): void {
+    const pending = this.held;
+    this.held = undefined;
+    this.heldBytes = 0;
+    if (pending?.length) this.stdout.write(Buffer.concat(pending));
+  }
+
+  // The agent's output has ended: no more is read, and a title cut short is dropped.
+  end(): void {
+    this.unsubscribe();
+    this.titles.end();
+  }
+
+  private take(chunk: Buffer): void {
+    this.lastOutput = Date.now();
+    if (chunk.length) this.endedLine = chunk[chunk.length - 1] === 0x0a;
+    const filtered = this.titles.filter(chunk);
+    if (filtered.length) this.pass(filtered);
+    this.screen.queue(chunk);
+  }
+
+  private pass(data: Buffer): void {
+    if (!this.held) {
+      this.stdout.write(data);
+      return;
+    }
+    if (this.heldBytes + data.length > HELD_OUTPUT_LIMIT) return;
+    this.held.push(Buffer.from(data));
+    this.heldBytes += data.length;
+  }
+}

@@ -1,0 +1,75 @@
+import type { AgentPty } from "../terminal/pty.js";
+import type { Screen } from "../terminal/screen.js";
+import type { AgentOutput } from "./agent-output.js";
+import { CommandPrompt, type PromptContext } from "./command-prompt.js";
+
+// The command key as named and as the terminal sends it (see commandKeyBytes).
+export interface CommandKey {
+  name: string;
+  byte: number;
+  kitty: string;
+}
+
+// How long the agent is left one row short when uuldana's prompt closes, so that it redraws its screen.
+const REDRAW_MS = 40;
+
+// uuldana's own prompt over the agent's screen, opened with the command key: the agent's output waits while it is
+// open (on the alternate screen, unless the agent is there already), and the agent redraws itself when it closes.
+export class PromptOverlay {
+  private prompt: CommandPrompt | undefined;
+  private ownsAltScreen = false;
+
+  constructor(
+    private readonly parts: {
+      stdout: NodeJS.WriteStream;
+      screen: Screen;
+      agent: AgentPty;
+      output: AgentOutput;
+      context: PromptContext;
+      key: CommandKey;
+      // the agent's process has ended: it has no screen to redraw and takes no key
+      gone: () => boolean;
+      // the command key typed twice: the key for the agent
+      sendKey: (key: Buffer) => void;
+    },
+  ) {}
+
+  get isOpen(): boolean {
+    return this.prompt !== undefined;
+  }
+
+  // Opens the prompt; what was typed after the command key in the same read is its first input.
+  open(rest: Buffer): void {
+    const { stdout, screen, output, context, key } = this.parts;
+    this.prompt = new CommandPrompt((text) => stdout.write(text), context, key, () => screen.cols);
+    output.hold();
+    this.ownsAltScreen = !screen.modes.altScreen;
+    if (this.ownsAltScreen) stdout.write("\x1b[?1049h");
+    this.prompt.open();
+    if (rest.length) this.input(rest);
+  }
+
+  // One read of the user's keys while the prompt is open.
+  input(data: Buffer): void {
+    const outcome = this.prompt!.input(data);
+    if (outcome === "close") this.close();
+    else if (outcome === "send-key") this.close(data);
+  }
+
+  // Closes the prompt and gives the screen back to the agent, with the key for it if the user sent one.
+  close(sendKey?: Buffer): void {
+    if (!this.prompt) return;
+    const { stdout, screen, agent, output, gone } = this.parts;
+    this.prompt = undefined;
+    if (this.ownsAltScreen) stdout.write("\x1b[?1049l");
+    if (screen.modes.cursorHidden) stdout.write("\x1b[?25l");
+    output.release();
+    if (gone()) return;
+    if (!this.ownsAltScreen) {
+      // a full-screen agent redraws itself when its size changes
+      agent.resize(screen.cols, Math.max(1, screen.rows - 1));
+      setTimeout(() => !gone() && agent.resize(screen.cols, screen.rows), REDRAW_MS);
+    }
+    if (sendKey) this.parts.sendKey(sendKey);
+  }
+}
