@@ -16,6 +16,8 @@ export class AgentOutput {
   // when the agent last drew anything, for a turn boundary
   lastOutput = Date.now();
   private warned = false;
+  // what uuldana waits on, shown after its part of the title ("waiting on its question")
+  private note: string | undefined;
   private held: Buffer[] | undefined;
   private heldBytes = 0;
   private readonly unsubscribe: () => void;
@@ -33,7 +35,13 @@ export class AgentOutput {
 
   // The title uuldana shows: its part first, the ⚠ mark in it, so an agent's own title can neither hide the mark nor fake it.
   title(agentTitle = this.titles.agentTitle): string {
-    return `${this.label}${this.warned ? " ⚠" : ""}${agentTitle ? ` · ${agentTitle}` : ""}`;
+    return `${this.label}${this.warned ? " ⚠" : ""}${this.note ? ` · ${this.note}` : ""}${agentTitle ? ` · ${agentTitle}` : ""}`;
+  }
+
+  // Sets (or clears) the note in uuldana's part of the title; the sequence that shows it.
+  noteTitle(note: string | undefined): string {
+    this.note = note;
+    return titleSequence(this.title());
   }
 
   // Marks (or unmarks) the title with ⚠; the sequence that shows it.

@@ -85,6 +85,8 @@ export interface Run {
   stop(options?: { keys?: boolean }): Promise<StopResult>;
   // Marks that limit-like text was ignored: the title gains ⚠ until the run ends.
   warn(on: boolean): void;
+  // Says in uuldana's part of the title what it waits on (the agent's question, its sign-in), or nothing.
+  note(text: string | undefined): void;
   // After a stop the session left to the agent: its screen is read on for a new limit message.
   readOn(): void;
   // The run's last drawn lines, redacted (see DrawnLines.tail).
@@ -177,6 +179,10 @@ export function startRun(options: HostOptions): Run {
     },
     warn(on) {
       const title = output.warn(on);
+      if (interactive && !state.ended) stdout.write(title);
+    },
+    note(text) {
+      const title = output.noteTitle(text);
       if (interactive && !state.ended) stdout.write(title);
     },
     drawnTail: () => detection.drawn.tail(),

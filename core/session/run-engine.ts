@@ -32,6 +32,8 @@ const NATIVE_GRACE_MS = 500;
 
 // How often a first agent's screen is looked at for a sign-in screen, at most, while it draws.
 const GATE_LOOK_MS = 150;
+// What the title says while uuldana waits on the user in a state.
+const TITLE_NOTES: Partial<Record<RunState, string>> = { asking: "waiting on its question", "signing-in": "waiting for its sign-in" };
 // The moves journaled as state lines: those into and out of states no other journal line tells.
 const TOLD_STATES: ReadonlySet<RunState> = new Set(["asking", "signing-in", "moving-on"]);
 
@@ -246,10 +248,13 @@ export class RunEngine {
     }
   }
 
-  // Moves no other journal line tells are journaled as state lines.
+  // Moves no other journal line tells are journaled as state lines; a state the user is waited on in says so in the
+  // title.
   private told(move: Move): void {
     if (move.from === move.to || (!TOLD_STATES.has(move.to) && !TOLD_STATES.has(move.from))) return;
     this.options.journal.write("state", { entry: this.entry, from: move.from, to: move.to, why: move.why });
+    if (move.to === "ended") return;
+    this.run.note(TITLE_NOTES[move.to]);
   }
 
   // The one place a limit event is settled, printed or native: journaled, the entry rested, the agent stopped.

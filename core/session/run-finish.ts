@@ -51,6 +51,7 @@ export function finishRun(ended: RunResult, facts: FinishFacts): { report: RunRe
     ...(read.tried ? { read_ms: read.ms } : {}),
     ...(read.tried && !read.transcript ? { fallback: "its transcript could not be found or read" } : {}),
   });
+  const held = heldKeys(ended, report, facts);
   journal.write("run-end", { entry, exit_code: ended.exitCode, signal: ended.signal ?? null, stopped_by: ended.stop?.step ?? null, user_turns: ended.userTurns.length });
   endReport(report, ended, facts);
   report.conversationFrom = read.transcript ? "transcript" : read.tried ? "screen, its transcript unread" : "screen";
@@ -63,7 +64,7 @@ export function finishRun(ended: RunResult, facts: FinishFacts): { report: RunRe
       transcript: read.transcript,
       stopText: report.limit?.text,
       prompt: launch.prompt,
-      typed: ended.userTurns,
+      typed: [...ended.userTurns, ...held],
       chrome: turns ? undefined : hooks.chrome,
       rotated: report.limit?.reason === "rotate" ? report.limit.text : undefined,
       handedBack: report.limit?.reason === "home" ? whatItDid(read.transcript, ended.userTurns) : undefined,
@@ -72,6 +73,22 @@ export function finishRun(ended: RunResult, facts: FinishFacts): { report: RunRe
 }
 
 // --- internal ---
+
+// Keys the user typed while uuldana stopped the agent, which never reached it: whole lines go on to the agent that
+// takes over, as the user's latest words; anything else is journaled as not delivered, with the reason. Lines typed
+// to an agent that never took the conversation (it may have been asking for a key) go to no other agent.
+function heldKeys(ended: RunResult, report: RunReport, facts: FinishFacts): string[] {
+  const entry = report.entry;
+  const onward = report.limit?.action === "failover" && !facts.aborted;
+  const why = facts.aborted
+    ? `typed while ${entry} was being stopped: uuldana was told to stop`
+    : facts.receiverFailure
+      ? `typed while ${entry} was being stopped: it had not taken the conversation`
+      : `typed while ${entry} was being stopped, and no other agent took over`;
+  for (const text of ended.heldTurns) facts.journal.write(onward ? "user" : "keys-not-delivered", { entry, text, ...(onward ? { held: true } : { reason: why }) });
+  if (ended.heldPartial) facts.journal.write("keys-not-delivered", { entry, text: ended.heldPartial, reason: `typed without Enter while ${entry} was being stopped` });
+  return onward ? ended.heldTurns : [];
+}
 
 // How the run ended, as the report says it: stopped, killed or exited; a start that failed; the action of a limit
 // that a signal to uuldana overrode.
