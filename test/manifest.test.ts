@@ -19,6 +19,10 @@ const cases: [string, string][] = [
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /adapter (adapter): names a file that does not exist (DIR/stand-in-adapter.js)\n    value: \"./stand-in-adapter.js\"\n    allowed: a path relative to the manifest of an existing .js or .mjs file\n    hint: Path of an optional JavaScript module, relative to this manifest, whose default export is the provider's hooks: for a drop-in a .mjs or .js file beside it (\"./<id>.mjs\"), for a built-in the one compiled from providers/<id>.ts (\"../dist/providers/<id>.js\"); it is imported only when the provider runs.\n",
   ],
   [
+    "asks-broken-regex",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /asks/0 (asks[0]): is not a valid regular expression (/[Trust this folder/u: Unterminated character class)\n    value: \"[Trust this folder\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: Lines of a screen on which the CLI asks its user something before it works, other than signing in (trust this folder, a first-run choice such as a colour theme): regular expressions, each matched against one line, written like sign_in.screen for whole lines of the CLI's own interface. An agent started with the conversation that shows one waits for its user.\n",
+  ],
+  [
     "busy-nested-repetition",
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /busy/2 (busy[2]): repeats a group that itself repeats (\"(?:\\w+\\s?)+\"), which can backtrack without end on a line that almost matches\n    value: \"^(?:\\\\w+\\\\s?)+\\\\(esc to interrupt\\\\)\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: repeat only one of the two: \"(?:ab)+\" or \"a+b+\" instead of \"(a+b)+\", \"a+\" instead of \"(a+)+\"\n",
   ],
@@ -103,12 +107,20 @@ const cases: [string, string][] = [
     "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /resume/args (resume.args): has too few items\n    value: []\n    allowed: at least 1 item\n    hint: Arguments that resume natively (for example [\"--continue\"]).\n",
   ],
   [
+    "sign-in-command-control",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /sign_in/command (sign_in.command): does not have the expected form\n    value: \"stand-in login\\u001b[31m\"\n    allowed: text matching ^[^\\u0000-\\u001f\\u007f-\\u009f]{1,80}$\n    hint: How the user signs the CLI in, as uuldana's messages say it: the command to run in a shell (for example \"codex login\"), or, for a CLI that signs in only inside itself, its own command, which asks at its start (for example \"gemini\"); 1 to 80 characters, no control characters.\n",
+  ],
+  [
+    "sign-in-screen-nested-repetition",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /sign_in/screen/1 (sign_in.screen[1]): repeats a group that itself repeats (\"(?:\\w+ ?)+\"), which can backtrack without end on a line that almost matches\n    value: \"^(?:\\\\w+ ?)+ to sign in$\"\n    allowed: a JavaScript regular expression (read with the u flag) that cannot backtrack for long on a line of 500 characters\n    hint: repeat only one of the two: \"(?:ab)+\" or \"a+b+\" instead of \"(a+b)+\", \"a+\" instead of \"(a+)+\"\n",
+  ],
+  [
     "syntax-error",
     "uuldana: FILE:5:1: invalid JSON [E_JSON_SYNTAX]\n  Expected double-quoted property name\nhint: fix the JSON syntax at that line and column (a missing comma, quote or bracket is the usual cause)\n",
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"native_wait\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"native_wait\", \"sign_in\", \"asks\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",

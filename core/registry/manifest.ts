@@ -83,6 +83,8 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
     ["busy", manifest.busy],
     ["native_wait/waits", manifest.native_wait?.waits],
     ["native_wait/switches", manifest.native_wait?.switches],
+    ["sign_in/screen", manifest.sign_in?.screen],
+    ["asks", manifest.asks],
   ] as const;
   for (const [field, patterns] of lineFields) {
     patterns?.forEach((pattern, i) => {

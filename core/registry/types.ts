@@ -36,6 +36,11 @@ export interface Manifest {
   // regular expressions matched against one line: the agent's own interface, and its sign of working
   chrome?: string[];
   busy?: string[];
+  // how the CLI holds a user who has not signed in: the lines of its sign-in screens, and what signs it in (a command
+  // to run, or the CLI itself when it signs in only inside itself)
+  sign_in?: { screen?: string[]; command?: string };
+  // lines of a screen that asks the user something before work other than signing in (trust this folder, a theme)
+  asks?: string[];
   account_env?: Record<string, string>;
   resume?: { args: string[] };
   // the CLI's tools can read a file outside the folder it runs in (the handoff's saved transcript) at every level

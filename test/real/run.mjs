@@ -3,6 +3,9 @@
 // the CLI's --help, and the CLI started with each level's flags accepts them and (where its screen names the mode)
 // shows the right one.
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
+// UULDANA_REAL_CHECKS=gates,limits runs only those groups, after the install and detection every group needs (unset:
+// all): flags (versions, --help, levels), hosted, limits, transcripts, preflight, failover, quota, rotate,
+// model-switch, gates.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -13,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
+import { checkGates } from "./gates.mjs";
 import { checkLimitScreens } from "./limits.mjs";
 import { checkModelSwitch } from "./model-switch.mjs";
 import { checkPreflight } from "./preflight.mjs";
@@ -36,6 +40,8 @@ process.env.TMPDIR = scratchRoot;
 
 const cache = process.env.UULDANA_REAL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "uuldana-real-agents");
 const USAGE_ERROR = /unknown option|unexpected argument|invalid value|invalid choice|is invalid|not a valid|unknown argument|invalid values|unrecognized/i;
+const only = process.env.UULDANA_REAL_CHECKS?.split(",").map((group) => group.trim()).filter(Boolean);
+const wanted = (group) => !only || only.includes(group);
 let passed = 0;
 let failed = 0;
 
@@ -194,7 +200,7 @@ const detect = (manifests) =>
   });
 const detections = await detect(tested.map(({ npm_package, ...manifest }) => patient(manifest)));
 const packaged = await detect(tested);
-for (const manifest of tested) {
+for (const manifest of wanted("flags") ? tested : []) {
   const found = detections.get(manifest.id);
   check(found?.recognised === true, `${manifest.id}: version ${found?.version ?? "?"} recognised by its pattern`, found?.problem ?? "");
   const fromPackage = packaged.get(manifest.id);
@@ -208,7 +214,7 @@ for (const manifest of tested) {
   checkRules(manifest.id, manifest, found.path);
 }
 
-const jobs = tested.flatMap((manifest) =>
+const jobs = (wanted("flags") ? tested : []).flatMap((manifest) =>
   Object.keys(manifest.levels ?? {}).map((level) => () => checkLevel(manifest.id, manifest, detections.get(manifest.id).path, level)),
 );
 const running = new Set();
@@ -219,20 +225,26 @@ for (const job of jobs) {
 }
 await Promise.all(running);
 
-for (const id of Object.keys(READY)) {
+for (const id of wanted("hosted") ? Object.keys(READY) : []) {
   const path = detections.get(id)?.path;
   if (!path) continue;
   await checkHosted({ root, id, bin: path, env: withoutCi(process.env), check });
   await checkTerminalRestored({ root, id, bins, env: withoutCi(process.env), check });
 }
-await checkLimitScreens({ root, detections, env: withoutCi(process.env), check });
-for (const checkOne of [checkClaudeTranscript, checkCodexTranscript, checkGeminiTranscript]) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
-await checkPreflight({ root, bins, detections, env: withoutCi(process.env), check });
-await checkFailoverChain({ root, bins, detections, env: withoutCi(process.env), check });
-await checkClaudeQuota({ root, bins, detections, env: withoutCi(process.env), check });
-await checkCodexQuota({ root, bins, detections, env: withoutCi(process.env), check });
-await checkRotation({ root, bins, detections, env: withoutCi(process.env), check });
-await checkModelSwitch({ root, bins, detections, env: withoutCi(process.env), check });
+const groups = [
+  ["limits", checkLimitScreens],
+  ["transcripts", checkClaudeTranscript],
+  ["transcripts", checkCodexTranscript],
+  ["transcripts", checkGeminiTranscript],
+  ["preflight", checkPreflight],
+  ["failover", checkFailoverChain],
+  ["quota", checkClaudeQuota],
+  ["quota", checkCodexQuota],
+  ["rotate", checkRotation],
+  ["model-switch", checkModelSwitch],
+  ["gates", checkGates],
+];
+for (const [group, checkOne] of groups) if (wanted(group)) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
