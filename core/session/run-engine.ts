@@ -63,6 +63,8 @@ export class RunEngine {
   private takenBack = false;
   private startedAt = new Date();
   private gateLookedAt = 0;
+  // a receiver that seemed to take the conversation, then asked to sign in
+  private tookBack = false;
   private gateTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -212,7 +214,7 @@ export class RunEngine {
       case "look":
         this.receiver?.drawn();
         this.switcher.drawn();
-        if (!this.receiver) this.lookAtGate();
+        this.lookAtGate();
         return;
       case "renew":
         this.receiver?.typed();
@@ -251,7 +253,8 @@ export class RunEngine {
   // Moves no other journal line tells are journaled as state lines; a state the user is waited on in says so in the
   // title.
   private told(move: Move): void {
-    if (move.from === move.to || (!TOLD_STATES.has(move.to) && !TOLD_STATES.has(move.from))) return;
+    const toldElsewhere = !TOLD_STATES.has(move.to) && !TOLD_STATES.has(move.from) && move.event !== "sign-in-late";
+    if (move.from === move.to || toldElsewhere) return;
     this.options.journal.write("state", { entry: this.entry, from: move.from, to: move.to, why: move.why });
     if (move.to === "ended") return;
     this.run.note(TITLE_NOTES[move.to]);
@@ -335,10 +338,11 @@ export class RunEngine {
 
   // --- internal: watchers ---
 
-  // A first agent (no receiver) at its sign-in screen is left to the user, and the run says so; looked at as it draws,
-  // at most every GATE_LOOK_MS.
+  // A first agent at its sign-in screen is left to the user, and the run says so; one handed the conversation that asks
+  // to sign in once it seemed to take it is left like a receiver at its sign-in screen (an undecided receiver looks for
+  // itself). Looked at as it draws, at most every GATE_LOOK_MS.
   private lookAtGate(): void {
-    if (!this.gate || this.gateTimer) return;
+    if (!this.gate || this.gateTimer || (this.receiver && !this.receiver.decided)) return;
     const wait = this.gateLookedAt + GATE_LOOK_MS - Date.now();
     if (wait > 0) {
       this.gateTimer = setTimeout(() => {
@@ -348,9 +352,21 @@ export class RunEngine {
       return;
     }
     this.gateLookedAt = Date.now();
-    const signIn = this.gate(this.run.screen.visible())?.kind === "sign-in";
-    if (signIn && this.machine.state === "working") this.feed("sign-in");
+    const gate = this.gate(this.run.screen.visible());
+    const signIn = gate?.kind === "sign-in";
+    if (signIn && this.receiver?.decided?.took) this.signedOut(gate.line);
+    else if (signIn && this.machine.state === "working") this.feed("sign-in");
     else if (!signIn && this.machine.state === "signing-in") this.feed("signed-in");
+  }
+
+  // A run handed the conversation asks to sign in after all: stopped, not rested, and not tried again this session.
+  private signedOut(line: string): void {
+    if (this.feed("sign-in-late")?.effect !== "stop") return;
+    const command = this.launch.manifest.sign_in?.command;
+    const reason = `it asks to sign in${command ? `: run "${command}"` : ""}`;
+    this.receiverFailure = oneLine({ took: false, reason, lines: [line] }, this.options.redact);
+    this.launch.report.signIn = reason;
+    this.tookBack = true;
   }
 
   // An agent handed the conversation must show that it took it; one that does not in time, or that asks to sign in,
@@ -363,7 +379,7 @@ export class RunEngine {
     return new ReceiverWatch({
       seconds: this.settings.receiverSeconds,
       prompt: options.prompt!,
-      signInCommand: (launch.manifest as { sign_in?: { command?: string } }).sign_in?.command,
+      signInCommand: launch.manifest.sign_in?.command,
       signs: { screen: () => this.run.screen.read({ conversation: true }), busy: (visible) => hooks.busy(visible), transcriptTurn, ...(this.gate ? { gate: this.gate } : {}) },
       asking: () => void this.feed("question"),
       decided: (outcome) => this.received(outcome),
@@ -442,7 +458,7 @@ export class RunEngine {
       startedAt: this.startedAt,
       aborted: this.options.stopped.aborted,
       receiverFailure: this.receiverFailure,
-      took: this.receiver ? this.receiver.decided?.took ?? false : undefined,
+      took: this.receiver ? !this.tookBack && (this.receiver.decided?.took ?? false) : undefined,
       redact: this.options.redact,
     });
   }

@@ -50,6 +50,9 @@ export type RunEventType =
   | "question"
   // a first agent's sign-in screen is gone: the user signed in
   | "signed-in"
+  // an agent handed the conversation asks to sign in after it seemed to take it (it echoed the prompt, then
+  // refused: "Not logged in")
+  | "sign-in-late"
   // the agent's process ended (with a failing status or signal, or not); uuldana was told to stop
   | "exit"
   | "failing-exit"
@@ -57,7 +60,7 @@ export type RunEventType =
 
 export const RUN_EVENTS: readonly RunEventType[] = [
   "drawn", "keys", "candidate", "dismissed", "left", "limit", "native-limit", "own-switch", "switch-took", "switch-failed",
-  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "exit", "failing-exit", "signal",
+  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
 ];
 export const RUN_STATES: readonly RunState[] = [
   "receiving", "asking", "signing-in", "working", "limit-seen", "switching", "agent-waits", "moving-on", "kept-running", "stopping", "ended",
@@ -90,6 +93,7 @@ export type Effect =
   | "take-back";
 
 export interface Move {
+  event: RunEventType;
   from: RunState;
   to: RunState;
   effect: Effect;
@@ -134,6 +138,7 @@ const WATCHED: Partial<Record<RunEventType, Rule>> = {
   // a receiver that showed a limit or a wait before its sign
   took: same("none", "it took the conversation"),
   "not-taken": go("stopping", "stop", "it did not take the conversation"),
+  "sign-in-late": go("stopping", "stop", "it asks to sign in after all"),
   "native-low": go("moving-on", "await-boundary", "a window is nearly spent"),
   "rest-elsewhere": go("moving-on", "await-boundary", "another session rested it"),
   "home-due": go("moving-on", "await-boundary", "an entry higher in the list is back"),
@@ -153,7 +158,12 @@ const RECEIVING: Partial<Record<RunEventType, Rule>> = {
 export const TRANSITIONS: Record<RunState, Partial<Record<RunEventType, Rule>>> = {
   receiving: { ...RECEIVING, ...ALWAYS },
   asking: { ...RECEIVING, question: same("none", "it still asks the user"), ...ALWAYS },
-  "signing-in": { drawn: same("look", "the agent drew"), keys: same("none", "the user signs in"), "signed-in": go("working", "none", "its sign-in screen is gone"), ...ALWAYS },
+  "signing-in": {
+    ...WATCHED,
+    keys: same("none", "the user signs in"),
+    "signed-in": go("working", "none", "its sign-in screen is gone"),
+    ...ALWAYS,
+  },
   working: { ...WATCHED, "sign-in": go("signing-in", "none", "it asks the user to sign in"), ...ALWAYS },
   "limit-seen": {
     ...WATCHED,
@@ -203,11 +213,11 @@ export function nextMove(state: RunState, event: RunEventType, proposals?: Limit
   const rule = TRANSITIONS[state][event];
   if (!rule) return undefined;
   const to = rule.to === "same" ? state : rule.to;
-  if (rule.effect !== "arbitrate") return { from: state, to, effect: rule.effect, why: rule.why };
+  if (rule.effect !== "arbitrate") return { event, from: state, to, effect: rule.effect, why: rule.why };
   const effect = arbitrate(proposals ?? { switchModel: false, agentWaits: false, failover: false }, event);
   // an agent's own model switch that the entry allows is noted and the agent goes on as it was
-  if (event === "own-switch" && effect === "leave-to-agent") return { from: state, to: state, effect: "note-own-switch", why: "it switched its own model, as the entry allows" };
-  return { from: state, to: SETTLED[effect], effect, why: rule.why };
+  if (event === "own-switch" && effect === "leave-to-agent") return { event, from: state, to: state, effect: "note-own-switch", why: "it switched its own model, as the entry allows" };
+  return { event, from: state, to: SETTLED[effect], effect, why: rule.why };
 }
 
 // Which policy handles a limit, by LIMIT_PRECEDENCE: a failed switch is not tried again.
