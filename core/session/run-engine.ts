@@ -1,6 +1,7 @@
 import { processStarted } from "../base/process.js";
 import { escapeControls } from "../base/safe-text.js";
 import type { DrawnAround } from "../host/drawn-lines.js";
+import { Disposables } from "../host/disposables.js";
 import { startRun, type Run, type RunResult } from "../host/host.js";
 import type { DetectorEvent } from "../reader/detector.js";
 import { compilePhrase } from "../reader/phrases.js";
@@ -49,8 +50,8 @@ export class RunEngine {
   private readonly quota: QuotaPolicy;
   private readonly drawn: DrawnFile;
   private receiver: ReceiverWatch | undefined;
-  private rests: RestWatch | undefined;
-  private quotaWatch: QuotaWatch | undefined;
+  // what the run has opened: released by one call on every path
+  private readonly owned = new Disposables();
   // the limit the machine is deciding on, and the one to settle at the next turn boundary
   private pending: { limit: LimitEvent; more: Record<string, unknown>; from?: { model: string; to: string } } | undefined;
   private atBoundary: LimitEvent | undefined;
@@ -96,15 +97,7 @@ export class RunEngine {
   // Starts the agent and follows it to its end: the run's report and its part of the conversation.
   async start(): Promise<EntryRunEnd> {
     this.run = startRun(hostOptions(this.settings, this.options, this.launch, this.hooks, this.classify, this.callbacks()));
-    const stopRun = (): void => void this.feed("signal");
-    const stopped = this.options.stopped;
-    stopped.addEventListener("abort", stopRun);
-    if (stopped.aborted) stopRun();
-    this.options.active(this.run.agent.pid);
-    this.startedAt = new Date();
-    this.receiver = this.options.prompt ? this.newReceiver() : undefined;
-    this.quotaWatch = this.hooks.hasQuota ? new QuotaWatch(this.hooks.quotaFiles(this.launch.quotaQuery), () => this.quota.changed()) : undefined;
-    this.rests = this.restWatch();
+    this.own();
     let ended: RunResult;
     try {
       // the agent's pid, and when it began (a reused pid began later): a later command can tell that it still runs.
@@ -113,10 +106,37 @@ export class RunEngine {
       ended = await this.run.result;
       await this.ended(ended);
     } finally {
-      this.release();
-      stopped.removeEventListener("abort", stopRun);
+      this.owned.dispose();
     }
     return this.finish(ended);
+  }
+
+  // Everything the run opens once its agent runs, each taken into the one store released on every path (in reverse).
+  private own(): void {
+    const owned = this.owned;
+    owned.add(() => restoreTerminal());
+    owned.add(() => this.options.active(undefined));
+    // the session told to stop (SIGTERM, SIGHUP or SIGINT to uuldana) stops the agent the graceful way, even when the
+    // signal came just before this run started
+    const stopped = this.options.stopped;
+    const stopRun = (): void => void this.feed("signal");
+    stopped.addEventListener("abort", stopRun);
+    owned.add(() => stopped.removeEventListener("abort", stopRun));
+    if (stopped.aborted) stopRun();
+    this.options.active(this.run.agent.pid);
+    this.startedAt = new Date();
+    owned.add(() => this.drawn.close());
+    owned.add(() => this.quota.close());
+    const receiver = this.options.prompt ? this.newReceiver() : undefined;
+    this.receiver = receiver;
+    if (receiver) owned.add(() => receiver.close());
+    if (this.hooks.hasQuota) {
+      const watch = new QuotaWatch(this.hooks.quotaFiles(this.launch.quotaQuery), () => this.quota.changed());
+      owned.add(() => watch.close());
+    }
+    const rests = this.restWatch();
+    owned.add(() => rests.close());
+    owned.add(() => clearTimeout(this.gateTimer));
   }
 
   // --- internal: events in ---
@@ -427,18 +447,6 @@ export class RunEngine {
       const outcome = await receiver.exited(how);
       if (!outcome.took) this.receiverFailure = oneLine(outcome, this.options.redact);
     }
-  }
-
-  // Everything the run opened, released on every path.
-  private release(): void {
-    this.receiver?.close();
-    clearTimeout(this.gateTimer);
-    this.quotaWatch?.close();
-    this.rests?.close();
-    this.quota.close();
-    this.drawn.close();
-    this.options.active(undefined);
-    restoreTerminal();
   }
 
   private finish(ended: RunResult): EntryRunEnd {
