@@ -92,7 +92,7 @@ describe("a receiver at a sign-in screen", () => {
     await terminal.waitFor("limit agent ready");
     terminal.type("please add a test for the lexer\r");
     const screen = await terminal.waitFor("line agent ready", 20_000);
-    expect(screen).toContain(`uuldana: signin did not take over (it asks to sign in: run "signin login"; its screen ends "Press Enter to choose"); trying the next entry`);
+    expect(screen).toContain(`uuldana: signin did not take over (it asks to sign in: run "signin login"; its screen says "Sign in to continue:"); trying the next entry`);
     expect(lineArgs(terminal)[2]).toContain("I answered: please add a test for the lexer");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
@@ -139,7 +139,7 @@ describe("an agent that seemed to take the conversation, then asks to sign in", 
     await terminal.waitFor("limit agent ready");
     terminal.type("please add a test for the lexer\r");
     const screen = await terminal.waitFor("line agent ready", 20_000);
-    expect(screen).toContain(`uuldana: latecomer did not take over (it asks to sign in: run "latecomer login"; its screen ends "⎿ Not logged in · Please run /login"); trying the next entry`);
+    expect(screen).toContain(`uuldana: latecomer did not take over (it asks to sign in: run "latecomer login"; its screen says "⎿ Not logged in · Please run /login"); trying the next entry`);
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     expect(journal().filter((event) => event.type === "receiver").map((event) => [event.entry, event.took])).toEqual([["latecomer", true], ["line", true]]);

@@ -384,7 +384,7 @@ export class RunEngine {
     if (this.feed("sign-in-late")?.effect !== "stop") return;
     const command = this.launch.manifest.sign_in?.command;
     const reason = `it asks to sign in${command ? `: run "${command}"` : ""}`;
-    this.receiverFailure = oneLine({ took: false, reason, lines: [line] }, this.options.redact);
+    this.receiverFailure = oneLine({ took: false, reason, lines: [], signIn: line }, this.options.redact);
     this.launch.report.signIn = reason;
     this.tookBack = true;
   }
@@ -493,9 +493,11 @@ function limitLine(entry: string, limit: LimitEvent, more: Record<string, unknow
   };
 }
 
-// A receiver that did not take the conversation, in one line: why, and the last line its screen showed.
+// A receiver that did not take the conversation, in one line: why, and the line its screen asked to sign in with, else
+// the last line its screen showed.
 function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (text: string) => string): string {
-  const last = failure.lines.at(-1)?.trim();
-  const shown = last ? `; its screen ends "${escapeControls(redact(last)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
+  const line = (failure.signIn ?? failure.lines.at(-1))?.trim();
+  const said = failure.signIn ? "its screen says" : "its screen ends";
+  const shown = line ? `; ${said} "${escapeControls(redact(line)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
   return `${failure.reason}${shown}`;
 }
