@@ -10,7 +10,7 @@ import { join } from "node:path";
 const PROMPT = "Summarise the lighthouse notes";
 
 // Variables that would sign a CLI in: a run here must meet each CLI as someone who never signed in.
-const CREDENTIALS = [
+export const CREDENTIALS = [
   "OPENAI_API_KEY",
   "CODEX_API_KEY",
   "ANTHROPIC_API_KEY",

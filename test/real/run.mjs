@@ -5,7 +5,7 @@
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
 // UULDANA_REAL_CHECKS=gates,limits runs only those groups, after the install and detection every group needs (unset:
 // all): flags (versions, --help, levels), hosted, limits, transcripts, preflight, failover, quota, rotate,
-// model-switch, gates.
+// model-switch, gates, receivers.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -17,6 +17,7 @@ import { harnesses } from "./harness.mjs";
 import { READY, checkHosted, checkTerminalRestored } from "./host.mjs";
 import { checkFailoverChain } from "./failover.mjs";
 import { checkGates } from "./gates.mjs";
+import { checkReceivers } from "./receivers.mjs";
 import { checkLimitScreens } from "./limits.mjs";
 import { checkModelSwitch } from "./model-switch.mjs";
 import { checkPreflight } from "./preflight.mjs";
@@ -243,6 +244,7 @@ const groups = [
   ["rotate", checkRotation],
   ["model-switch", checkModelSwitch],
   ["gates", checkGates],
+  ["receivers", checkReceivers],
 ];
 for (const [group, checkOne] of groups) if (wanted(group)) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
