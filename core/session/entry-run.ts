@@ -1,70 +1,8 @@
 import { UuldanaError } from "../base/errors.js";
-import type { Level } from "../config/levels.js";
 import { formatHookProblem, openProvider, type ProviderHooks } from "../registry/provider.js";
-import type { ManifestRecord } from "../registry/types.js";
-import type { Assessment } from "./eligibility.js";
-import type { RunPart } from "./handoff.js";
-import type { Journal } from "./journal.js";
 import { RunEngine } from "./run-engine.js";
 import { addSettings, planLaunch, type Launch, type LaunchFacts } from "./run-launch.js";
-import type { ScreenGate } from "./receiver.js";
-import type { RunReport, RunStart } from "./result.js";
-
-// The settings a run reads: the few config values and places it uses, not the session's whole context.
-export interface RunSettings {
-  cwd: string;
-  dataDir: string;
-  // the user's config.json, which /agent changes
-  userFile: string;
-  quietSeconds: number;
-  dismissSeconds: number;
-  cooldownMinutes: number;
-  receiverSeconds: number;
-  rotateAtPercentLeft: number | undefined;
-  returnHome: boolean;
-  commandKey: string;
-  scrollback: number;
-}
-
-export interface EntryRunOptions {
-  chosen: Assessment;
-  agentArgs: string[];
-  prompt: string | undefined;
-  promptFile: string | undefined;
-  ceiling: Level;
-  sessionId: string;
-  journal: Journal;
-  // the run's number in the session, for its files
-  runIndex: number;
-  start: RunStart;
-  nativeResume: string[] | undefined;
-  restedUntil: Date | undefined;
-  // another entry can take over when this one's allowance is gone; why not, when it cannot
-  failover: boolean;
-  why: string;
-  rows: Assessment[];
-  // the manifest file of the entry's provider, for its adapter and patterns
-  record: ManifestRecord;
-  models: readonly string[];
-  // the session's redactor, for what leaves the journal's hands (the cooldown row), and for lines kept as lines
-  redact: (text: string) => string;
-  redactLines: (lines: readonly string[]) => string[];
-  terminal: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } | undefined;
-  // aborted when the session must end; a run that starts just after is stopped at once
-  stopped: AbortSignal;
-  // told once the run is set up, before the agent starts
-  starting: (run: RunReport) => void;
-  // the agent's pid while it runs, for a crash of uuldana to stop it
-  active: (pid: number | undefined) => void;
-  // whether the agent's screen asks to sign in or asks the user a question first (its manifest's lines)
-  gate?: (visible: readonly string[]) => ScreenGate | undefined;
-}
-
-// What a run leaves for the next: its report and its part of the conversation.
-export interface EntryRunEnd {
-  report: RunReport;
-  part: RunPart | undefined;
-}
+import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./run-options.js";
 
 // One run of one entry: started with its level's flags (and the handoff prompt), watched for a gone allowance by its
 // state machine (run-machine.ts decides, run-engine.ts carries the moves out). An adapter that will not load, or an

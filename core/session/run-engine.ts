@@ -10,7 +10,9 @@ import type { NativeQuota } from "../registry/adapter.js";
 import type { ProviderHooks } from "../registry/provider.js";
 import { restoreTerminal } from "../terminal/tty.js";
 import { modelKey, updateCooldowns, type Cooldown, type CooldownWrite } from "./cooldowns.js";
+import { journalDetection } from "./detection-lines.js";
 import { DrawnFile } from "./drawn-file.js";
+import { GateWatch } from "./gate-watch.js";
 import { onlyResting } from "./eligibility.js";
 import { limitEvent, nativeSwitch, storedWindows, withNative, type FailoverFacts } from "./limit-events.js";
 import { NativeWaitPolicy } from "./native-wait.js";
@@ -19,7 +21,7 @@ import { QuotaWatch } from "./quota-watch.js";
 import { recordQuota } from "./quota-store.js";
 import { ReceiverWatch, type ReceiverOutcome, type ScreenGate } from "./receiver.js";
 import { RestWatch } from "./rest-watch.js";
-import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./entry-run.js";
+import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./run-options.js";
 import { finishRun } from "./run-finish.js";
 import type { Launch } from "./run-launch.js";
 import { RunMachine, TRANSITIONS, type LimitProposals, type Move, type RunEventType, type RunState } from "./run-machine.js";
@@ -31,8 +33,6 @@ import { SwitchPolicy } from "./switch-policy.js";
 // quiet time the printed message would have taken: the two, when both come, are one event.
 const NATIVE_GRACE_MS = 500;
 
-// How often a first agent's screen is looked at for a sign-in screen, at most, while it draws.
-const GATE_LOOK_MS = 150;
 // What the title says while uuldana waits on the user in a state.
 const TITLE_NOTES: Partial<Record<RunState, string>> = { asking: "waiting on its question", "signing-in": "waiting for its sign-in" };
 // The moves journaled as state lines: those into and out of states no other journal line tells.
@@ -63,10 +63,9 @@ export class RunEngine {
   // the agent stopped for good while its limit was left to its own wait
   private takenBack = false;
   private startedAt = new Date();
-  private gateLookedAt = 0;
   // a receiver that seemed to take the conversation, then asked to sign in
   private tookBack = false;
-  private gateTimer: NodeJS.Timeout | undefined;
+  private gateWatch: GateWatch | undefined;
 
   constructor(
     private readonly settings: RunSettings,
@@ -136,7 +135,12 @@ export class RunEngine {
     }
     const rests = this.restWatch();
     owned.add(() => rests.close());
-    owned.add(() => clearTimeout(this.gateTimer));
+    const gate = this.gate;
+    if (gate) {
+      const watch = new GateWatch(gate, () => this.run.screen.visible(), (seen) => this.atGate(seen));
+      this.gateWatch = watch;
+      owned.add(() => watch.close());
+    }
   }
 
   // --- internal: events in ---
@@ -182,35 +186,17 @@ export class RunEngine {
     });
   }
 
-  // Every candidate is journaled as it is seen, with the lines around it; its outcome likewise.
+  // Every candidate is journaled as it is seen, with the lines around it; its outcome likewise; then the machine hears it.
   private onDetection(event: DetectorEvent, drawn: DrawnAround): void {
-    const journal = this.options.journal;
-    if (event.type === "candidate") {
-      const { stop, score, kind, reset_at, reasons } = event.verdict;
-      const { quietSeconds, dismissSeconds } = this.settings;
-      const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      journal.write("candidate", { entry: this.entry, candidate: ++this.candidates, text: event.text, stop, score, kind, reset_at, reasons, quiet_seconds: quietSeconds, dismiss_seconds: dismissSeconds, zone, lines_before: drawn.before, lines: drawn.lines });
-      this.drawn.save();
-      this.feed("candidate");
-      return;
-    }
-    const outcome = { candidate: this.candidates, lines_after: drawn.after };
+    if (event.type === "stop") return this.onStop(event, { score: event.verdict.score, candidate: this.candidates, lines_after: drawn.after });
+    if (event.type === "candidate") this.candidates++;
+    journalDetection(this.options.journal, { entry: this.entry, candidate: this.candidates, settings: this.settings, redact: this.options.redact }, event, drawn);
+    if (event.type !== "left") this.drawn.save();
     if (event.type === "dismissed") {
       this.launch.report.ignored.push({ at: event.at, text: event.text });
-      // why: the agent kept working, or the message read whole (with the lines drawn after it) is no stop
-      const why = event.whole ? { why: "read whole", reasons: event.whole.reasons.map((reason) => this.options.redact(reason)) } : { why: "working" };
-      journal.write("ignored", { entry: this.entry, text: event.text, score: event.verdict.score, ...why, ...outcome });
-      this.drawn.save();
       this.run.warn(true);
-      this.feed("dismissed");
-      return;
     }
-    if (event.type === "left") {
-      journal.write("left", { entry: this.entry, text: event.text, score: event.verdict.score, ...outcome });
-      this.feed("left");
-      return;
-    }
-    this.onStop(event, { score: event.verdict.score, ...outcome });
+    this.feed(event.type);
   }
 
   // A stop the detector read: what each policy proposes for it, and the machine's choice.
@@ -234,7 +220,7 @@ export class RunEngine {
       case "look":
         this.receiver?.drawn();
         this.switcher.drawn();
-        this.lookAtGate();
+        if (!this.receiver || this.receiver.decided) this.gateWatch?.look();
         return;
       case "renew":
         this.receiver?.typed();
@@ -358,21 +344,10 @@ export class RunEngine {
 
   // --- internal: watchers ---
 
-  // A first agent at its sign-in screen is left to the user, and the run says so; one handed the conversation that asks
-  // to sign in once it seemed to take it is left like a receiver at its sign-in screen (an undecided receiver looks for
-  // itself). Looked at as it draws, at most every GATE_LOOK_MS.
-  private lookAtGate(): void {
-    if (!this.gate || this.gateTimer || (this.receiver && !this.receiver.decided)) return;
-    const wait = this.gateLookedAt + GATE_LOOK_MS - Date.now();
-    if (wait > 0) {
-      this.gateTimer = setTimeout(() => {
-        this.gateTimer = undefined;
-        this.lookAtGate();
-      }, wait).unref();
-      return;
-    }
-    this.gateLookedAt = Date.now();
-    const gate = this.gate(this.run.screen.visible());
+  // What a look at the screen's gate found: a first agent at its sign-in screen is left to the user, and the run says
+  // so; one handed the conversation that asks to sign in once it seemed to take it is left like a receiver at its
+  // sign-in screen (an undecided receiver looks for itself).
+  private atGate(gate: ScreenGate | undefined): void {
     const signIn = gate?.kind === "sign-in";
     if (signIn && this.receiver?.decided?.took) this.signedOut(gate.line);
     else if (signIn && this.machine.state === "working") this.feed("sign-in");

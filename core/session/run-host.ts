@@ -6,7 +6,7 @@ import { describeIgnored, type DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
 import type { ProviderHooks } from "../registry/provider.js";
 import { formatInstant, type Assessment } from "./eligibility.js";
-import type { EntryRunOptions, RunSettings } from "./entry-run.js";
+import type { EntryRunOptions, RunSettings } from "./run-options.js";
 import type { Launch } from "./run-launch.js";
 
 // What the host is told for one run: the agent's command line, the reader, the terminal, the lines of uuldana's own

@@ -15,7 +15,8 @@ import { strayFlagError, strayPermissionFlag } from "../registry/permission-flag
 import { checkNodePty } from "../terminal/pty.js";
 import { readCooldowns } from "./cooldowns.js";
 import { formatInstant, onlyResting, type Assessment } from "./eligibility.js";
-import { runEntry, type RunSettings } from "./entry-run.js";
+import { runEntry } from "./entry-run.js";
+import type { RunSettings } from "./run-options.js";
 import { screenGate } from "./screen-gate.js";
 import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
