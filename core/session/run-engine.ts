@@ -66,6 +66,8 @@ export class RunEngine {
   // a receiver that seemed to take the conversation, then asked to sign in
   private tookBack = false;
   private gateWatch: GateWatch | undefined;
+  // the provider's limit phrases, compiled once, and the zone the agent's times are read in
+  private readonly reading: { phrases: ReturnType<typeof compilePhrase>[]; timeZone: string };
 
   constructor(
     private readonly settings: RunSettings,
@@ -75,6 +77,7 @@ export class RunEngine {
     private readonly gate: ((visible: readonly string[]) => ScreenGate | undefined) | undefined,
   ) {
     this.entry = launch.report.entry;
+    this.reading = { phrases: (launch.manifest.limit_phrases ?? []).map(compilePhrase), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
     this.facts = { failover: options.failover, why: options.why };
     this.machine = new RunMachine(options.prompt ? "receiving" : "working", (move) => this.told(move));
     const entry = options.chosen.entry;
@@ -326,12 +329,9 @@ export class RunEngine {
     });
   }
 
-  // The reader for this run: the general reader with the provider's wording, models and classifier.
-  private readonly classify = (text: string): Verdict => {
-    const phrases = (this.launch.manifest.limit_phrases ?? []).map(compilePhrase);
-    const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    return classifyText(text, { now: new Date(), timeZone, locale: this.launch.locale, phrases, models: this.options.models, provider: this.hooks.classify });
-  };
+  // The reader for this run: the general reader with the provider's wording (compiled once), models and classifier.
+  private readonly classify = (text: string): Verdict =>
+    classifyText(text, { now: new Date(), timeZone: this.reading.timeZone, locale: this.launch.locale, phrases: this.reading.phrases, models: this.options.models, provider: this.hooks.classify });
 
   // A quota reading: the entry's latest kept in the data dir, a change in the journal.
   private keepReading(reading: NativeQuota): void {
