@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -69,6 +69,18 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
     expect(existsSync(join(installed, "dist", "core", "testing.d.ts"))).toBe(true);
     // the example pack is this repository's, not the package's
     expect(existsSync(join(installed, "examples", "uuldana-provider-example"))).toBe(false);
+  });
+
+  it("ships every file the installed README and its docs link to", () => {
+    const pages = ["README.md", ...readdirSync(join(installed, "docs")).map((file) => `docs/${file}`)];
+    expect(pages).toContain("docs/README.md");
+    for (const page of pages) {
+      const text = readFileSync(join(installed, page), "utf8").replace(/^ *```[\s\S]*?^ *```$/gm, "");
+      for (const [, link] of text.matchAll(/\]\(([^)\s#]+)[^)\s]*\)/g)) {
+        if (/^[a-z]+:/i.test(link!)) continue;
+        expect(existsSync(join(installed, dirname(page), link!)), `${page}: ${link}`).toBe(true);
+      }
+    }
   });
 
   it("gets past loading node-pty in run when the install compiled it, and says so when it did not", async () => {

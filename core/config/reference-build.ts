@@ -1,4 +1,4 @@
-// npm run reference: rewrites the README's config and manifest reference from the schemas.
+// npm run reference: rewrites the config and manifest reference in docs/reference.md from the schemas.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -7,5 +7,5 @@ import { renderReference, replaceReference } from "./reference.js";
 
 const root = packageRoot();
 const schema = (name: string): object => JSON.parse(readFileSync(join(root, "schemas", `${name}.schema.json`), "utf8")) as object;
-const file = join(root, "README.md");
+const file = join(root, "docs", "reference.md");
 writeFileSync(file, replaceReference(readFileSync(file, "utf8"), renderReference(schema("config"), schema("manifest"))));

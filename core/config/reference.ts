@@ -18,20 +18,20 @@ interface SchemaNode {
   pattern?: string;
 }
 
-// The text between these markers in the README is the reference; everything else is written by hand.
+// The text between these markers in docs/reference.md is the reference; everything else is written by hand.
 export const REFERENCE_START = "<!-- reference: generated from schemas/*.schema.json by npm run reference -->";
 export const REFERENCE_END = "<!-- end of reference -->";
 
 // The reference for a config schema and a manifest schema, as Markdown.
 export function renderReference(config: SchemaNode, manifest: SchemaNode): string {
   return [
-    "### config.json",
+    "## config.json",
     "",
     config.description ?? "",
     "",
     ...table(config),
     "",
-    "### Provider manifests",
+    "## Provider manifests",
     "",
     manifest.description ?? "",
     "",
@@ -39,12 +39,12 @@ export function renderReference(config: SchemaNode, manifest: SchemaNode): strin
   ].join("\n");
 }
 
-// The README with its reference section replaced by this one.
-export function replaceReference(readme: string, reference: string): string {
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  if (start === -1 || end < start) throw new Error(`the README has no "${REFERENCE_START}" … "${REFERENCE_END}" section`);
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n\n${reference}\n\n${readme.slice(end)}`;
+// A page (docs/reference.md) with its reference section replaced by this one.
+export function replaceReference(page: string, reference: string): string {
+  const start = page.indexOf(REFERENCE_START);
+  const end = page.indexOf(REFERENCE_END);
+  if (start === -1 || end < start) throw new Error(`the page has no "${REFERENCE_START}" … "${REFERENCE_END}" section`);
+  return `${page.slice(0, start + REFERENCE_START.length)}\n\n${reference}\n\n${page.slice(end)}`;
 }
 
 // --- internal ---
