@@ -240,11 +240,12 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .command("remove")
     .description("take a pack out of packs and uninstall it from the config dir")
     .argument("<pack>", "the pack as packs names it")
+    .option("--prune", "also take out of providers the entries that name a provider only this pack brought")
     .exitOverride()
-    .action(async (spec: string) => {
+    .action(async (spec: string, options: { prune?: boolean }) => {
       const context = await commandContext();
       const { removePackCommand } = await import("./packs-command.js");
-      done(await removePackCommand(context, spec));
+      done(await removePackCommand(context, spec, options));
     });
 
   program
