@@ -272,6 +272,20 @@ describe("uuldana run without a terminal", () => {
     expect(run.status).toBe(0);
   });
 
+  it.each([["run"], ["resume"]])("%s refuses a terminal whose keys cannot reach the agent (its input redirected), and starts nothing", async (command) => {
+    const script = `"${process.execPath}" "${bin}" ${command} < /dev/null; echo "exit $?"`;
+    const terminal = new TestTerminal("/bin/sh", ["-c", script], { cwd: sandbox.project, env: sandbox.env, cols: 300 });
+    terminals.push(terminal);
+    await terminal.exited;
+    const screen = await terminal.waitFor("exit 2");
+    expect(screen.slice(0, 3)).toEqual([
+      `uuldana: ${command} shows the agent on this terminal, but its standard input is not the terminal, so no key you type would reach the agent [E_USAGE]`,
+      `hint: start it without redirecting its input (uuldana ${command}); a script that drives the agent redirects its output too (uuldana ${command} < keys > screen.log)`,
+      "exit 2",
+    ]);
+    expect(existsSync(join(sandbox.data, "sessions"))).toBe(false);
+  });
+
   it("exits 1 with one line per entry when no entry can run", () => {
     sandbox.write("config/config.json", { providers: ["nosuch", "line"], auto_detect: false, ceiling: "read-only" });
     sandbox.write("config/providers/line.json", { id: "line", name: "Stand-in line", executables: ["line"], version: { args: ["--version"], pattern: "^line (\\S+)" }, levels: { ask: {} } });
