@@ -257,7 +257,8 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       wantsJson(options);
       const context = await commandContext();
       const { preflightCommand } = await import("./preflight-command.js");
-      done(await preflightCommand(context, entry, options));
+      const { withProgress } = await import("./progress.js");
+      done(await withProgress("uuldana: checking each entry (its CLI's version and --help)…", () => preflightCommand(context, entry, options)));
     });
 
   program
