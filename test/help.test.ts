@@ -59,7 +59,7 @@ describe("uuldana help [command] [subcommand]", () => {
     async (...command) => {
       const run = await sandbox.run(["help", ...command]);
       expect(run.stdout).toMatch(GLOBAL_OPTIONS);
-      expect(run.stdout).toMatch(new RegExp(`\\nExamples:\\n {2}(uuldana|source <\\(uuldana) ${command[0]}`));
+      expect(run.stdout).toMatch(new RegExp(`\\nExamples:\\n {2}(uuldana|eval "\\$\\(uuldana) ${command[0]}`));
     },
   );
 

@@ -142,6 +142,15 @@ describe("uuldana run", () => {
     expect(after.join("\n")).not.toContain("/help there");
   });
 
+  it("takes the hint away after a few seconds when no key is typed, the agent's screen as it was", async () => {
+    const terminal = open(["run", "--provider", "screen"]);
+    const first = await terminal.waitFor("SCREEN AGENT");
+    await terminal.waitFor("opens uuldana's prompt");
+    await waitFor(() => terminal.screen().at(-1) === " status bar", "the agent's status bar to come back", 15_000);
+    await terminal.settle();
+    expect(terminal.screen()).toEqual(first);
+  });
+
   it("opens its own prompt on the command key and gives the screen back to the agent untouched", async () => {
     const terminal = open(["run", "--provider", "screen"]);
     await terminal.waitFor("SCREEN AGENT");

@@ -71,7 +71,7 @@ const EXAMPLES: Readonly<Record<string, readonly [string, string][]>> = {
     ["uuldana preflight codex", "one entry"],
   ],
   completion: [
-    ["source <(uuldana completion bash)", "complete uuldana in this bash"],
+    ['eval "$(uuldana completion bash)"', "complete uuldana in this bash (put the line in ~/.bashrc for every one)"],
     ["uuldana completion fish > ~/.config/fish/completions/uuldana.fish", "in every fish"],
   ],
   help: [
