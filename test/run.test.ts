@@ -137,16 +137,16 @@ describe("uuldana run", () => {
     expect(hint.slice(0, -1)).toEqual(first.slice(0, -1));
     expect(terminal.term.buffer.active.type).toBe("alternate");
     terminal.type("x");
-    const after = await terminal.waitFor("last input: 78");
-    await waitFor(() => terminal.screen().at(-1) === " status bar", "the agent's status bar to come back", 5_000);
-    expect(after.join("\n")).not.toContain("/help there");
+    await terminal.waitFor("last input: 78");
+    await waitFor(() => terminal.screen().at(-1) === " status bar" && terminal.screen().join("\n").includes("size 100x30"), "the agent's screen to come back", 15_000);
+    expect(terminal.screen().join("\n")).not.toContain("/help there");
   });
 
   it("takes the hint away after a few seconds when no key is typed, the agent's screen as it was", async () => {
     const terminal = open(["run", "--provider", "screen"]);
     const first = await terminal.waitFor("SCREEN AGENT");
     await terminal.waitFor("opens uuldana's prompt");
-    await waitFor(() => terminal.screen().at(-1) === " status bar", "the agent's status bar to come back", 15_000);
+    await waitFor(() => terminal.screen().join("\n") === first.join("\n"), "the agent's screen to come back", 15_000);
     await terminal.settle();
     expect(terminal.screen()).toEqual(first);
   });

@@ -5,8 +5,9 @@ import type { Screen } from "../terminal/screen.js";
 const QUIET_MS = 1500;
 const SHOWN_MS = 6000;
 const POLL_MS = 100;
-// how long the agent is left one row short when the hint goes, so that it redraws its screen
-const REDRAW_MS = 40;
+// how long the agent is left one row short when the hint goes, so that it redraws its screen: long enough that the
+// two resizes reach it as two, even on a loaded machine (a signal that arrives twice before it is handled is one)
+const REDRAW_MS = 150;
 
 // What the hint watches: the agent's screen, whether the user typed, whether uuldana's prompt is open.
 export interface KeyHintParts {
