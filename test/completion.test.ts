@@ -15,7 +15,7 @@ const OLDER = "0a1b2c3d4e";
 const NEWER = "0z9y8x7w6v";
 const ENTRIES = ["claude-code", "claude-work", "codex", "gemini"];
 const LEVELS_SORTED = ["ask", "auto-edit", "full-access", "read-only"];
-const COMMANDS = ["completion", "cooldowns", "demo", "explain", "preflight", "providers", "report", "resume", "run", "sessions"];
+const COMMANDS = ["completion", "cooldowns", "demo", "explain", "help", "preflight", "providers", "report", "resume", "run", "sessions"];
 
 let sandbox: Sandbox;
 let probes: string;
@@ -65,6 +65,8 @@ const cases: Case[] = [
   { line: "uuldana preflight --", offers: ["--config", "--help", "--json"] },
   { line: "uuldana providers list --", offers: ["--all", "--ceiling", "--config", "--help", "--json"] },
   { line: "uuldana completion ", offers: ["bash", "fish", "zsh"] },
+  { line: "uuldana help pr", offers: ["preflight", "providers"] },
+  { line: "uuldana providers remove --p", offers: ["--prune"] },
   // the packs config.json names, but for one the shell would expand and one it would run
   { line: "uuldana providers remove ", offers: ["../local-pack", "@tools/uuldana-provider-beta", "uuldana-provider-acme"] },
   { line: "uuldana providers add no", offers: ["notes.txt"] },

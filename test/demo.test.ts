@@ -45,7 +45,7 @@ function expectFailover(text: string): void {
   expect(received.some((line) => /weekly limit|What do you want to do|Goodbye/.test(line))).toBe(false);
   expect(lines.some((line) => /^uuldana: demo-second \(Second demo agent\) exited with code 0 after \d+s$/.test(line))).toBe(true);
   const history = lines.slice(lines.findIndex((line) => line.startsWith("$ uuldana sessions show "))).map(mask);
-  expect(history.slice(0, history.indexOf("") + 3)).toEqual([
+  expect(history.slice(0, history.indexOf("") + 2)).toEqual([
     "$ uuldana sessions show SESSION",
     "session SESSION · started INSTANT · FOLDER/project · ended (exit 0)",
     "HH:MM  demo-first started at ask",
@@ -62,7 +62,6 @@ function expectFailover(text: string): void {
     "HH:MM  session ended, exit 0",
     "",
     "The demo's temporary folder, with the files named above, has been removed (uuldana demo --keep keeps it).",
-    "That was a failover. Run uuldana run in a project to start your own agents.",
   ]);
 }
 
@@ -100,11 +99,14 @@ async function pressCtrlC(when: string): Promise<{ exit: { exitCode: number }; l
 describe("uuldana demo", () => {
   it("shows a failover from start to end without a terminal, and leaves the user's folders alone", async () => {
     sandbox = makeSandbox();
+    // uuldana on PATH, as the Quick start leaves it
+    sandbox.write("bin/uuldana", `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, 0o755);
     const run = await sandbox.run(["demo"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).not.toMatch(/[\x1b\r]/);
     expectFailover(run.stdout);
+    expect(run.stdout.endsWith("\nThat was a failover. Run uuldana run in a project to start your own agents.\n")).toBe(true);
     expectReadmeExcerpt(run.stdout);
     const folder = /config, data and cache in (\S+)/.exec(run.stdout)![1]!;
     expect(existsSync(folder)).toBe(false);
@@ -121,6 +123,12 @@ describe("uuldana demo", () => {
     const text = terminal.text();
     expect(text).toContain("\nexit 0\n");
     expectFailover(text);
+    // uuldana is not on this PATH: the last lines give the command that puts it there
+    const lines = text.split("\n");
+    expect(lines.slice(lines.indexOf("exit 0") - 2, lines.indexOf("exit 0"))).toEqual([
+      "That was a failover. uuldana is not on your PATH yet: this command puts it there, then run uuldana run in a project to start your own agents:",
+      `  cd "${root}" && npm link`,
+    ]);
     const settings = text.split("\n").filter((line) => /^[0-9a-f]+(:[0-9a-f]+){10,}$/.test(line));
     expect(settings).toHaveLength(2);
     expect(settings[1]).toBe(settings[0]);

@@ -3,7 +3,8 @@ import { join } from "node:path";
 
 import { afterAll, describe, expect, it } from "vitest";
 
-import { makeSandbox, root } from "./helpers.js";
+import { bin, makeSandbox, root } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
 
 const sandbox = makeSandbox();
 afterAll(() => sandbox.cleanup());
@@ -67,6 +68,24 @@ describe("uuldana explain", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it.each([
+    [[], 'Type or paste the text to explain, then press Ctrl-D on a line of its own (or: uuldana explain "TEXT", uuldana explain < FILE)', "stop: yes, a usage limit (score 7)"],
+    [["--jsonl"], 'Type one JSON string a line ("like this"); each gets its verdict when Ctrl-D ends the input (or: uuldana explain --jsonl < FILE)', '{"stop":true,'],
+  ])("on a terminal, with %j and no text, says how to give it text, then reads what is typed", async (args, said, verdict) => {
+    const terminal = new TestTerminal(process.execPath, [bin, "explain", ...args, NOW], { cwd: sandbox.project, env: { ...sandbox.env, ...env }, cols: 200 });
+    try {
+      const screen = await terminal.waitFor("Ctrl-D");
+      expect(screen[0]).toBe(said);
+      const text = "Claude usage limit reached. Your limit will reset at 5pm (Europe/London).";
+      terminal.type(`${args.length ? JSON.stringify(text) : text}\r`);
+      terminal.type("\x04");
+      expect((await terminal.exited).exitCode).toBe(0);
+      expect((await terminal.waitFor(verdict)).join("\n")).toContain(verdict);
+    } finally {
+      terminal.kill();
+    }
   });
 
   it("answers a few hundred lines in one process with --jsonl, one verdict a line, errors in place", async () => {

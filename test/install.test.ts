@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -139,8 +139,40 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
   });
 });
 
-async function npm(args: string[], cwd: string): Promise<Run> {
-  const run = await runFile("npm", args, { cwd, env: npmEnv() });
+// The Quick start's route from a clone: npm link in it (after npm ci, which the clone's node_modules stands for) puts
+// uuldana on PATH, through npm's global prefix (here a scratch one, npm_config_prefix). The clone is the project's
+// files as git sees them (tracked, or new and not ignored), without dist: npm link builds it, through prepare.
+describe.skipIf(process.platform !== "linux")("uuldana linked from a clone with npm link", () => {
+  const work = mkdtempSync(join(tmpdir(), "uuldana-link-"));
+  const clone = join(work, "clone");
+  const prefix = join(work, "prefix");
+  const sandbox = makeSandbox();
+
+  beforeAll(async () => {
+    const listed = await runFile("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, env: npmEnv() });
+    for (const file of listed.stdout.split("\0").filter((name) => name && name !== "node_modules" && existsSync(join(root, name)))) {
+      mkdirSync(dirname(join(clone, file)), { recursive: true });
+      cpSync(join(root, file), join(clone, file));
+    }
+    // the dependencies npm ci installed, read only: npm link adds nothing to them
+    symlinkSync(join(root, "node_modules"), join(clone, "node_modules"));
+    await npm(["link"], clone, { npm_config_prefix: prefix });
+  }, 600_000);
+
+  afterAll(() => {
+    sandbox.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("leaves uuldana on PATH, working", async () => {
+    const env = { ...sandbox.env, PATH: `${join(prefix, "bin")}:${sandbox.env.PATH}` };
+    expect(await runFile("uuldana", ["--version"], { cwd: sandbox.project, env })).toEqual({ code: 0, stdout: "0.1.0\n", stderr: "" });
+    expect(realpathSync(join(prefix, "bin", "uuldana"))).toBe(join(realpathSync(clone), "dist", "core", "cli", "main.js"));
+  });
+});
+
+async function npm(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  const run = await runFile("npm", args, { cwd, env: { ...npmEnv(), ...env } });
   if (run.code !== 0) throw new Error(`npm ${args.join(" ")} exited with ${run.code}:\n${run.stderr}`);
   return run;
 }

@@ -90,6 +90,11 @@ describe("the example pack, from its tarball", () => {
       stderr: "",
     });
 
+    const preflight = await uuldana(["preflight", "example"]);
+    expect(preflight.stdout.split("\n")[0]).toBe("example (Example agent): ready");
+    expect(preflight.stdout).not.toContain("✗");
+    expect(preflight).toMatchObject({ code: 0, stderr: "" });
+
     const terminal = start();
     await terminal.waitFor("/quit leaves");
     terminal.type("grind the coffee\r");
@@ -101,7 +106,7 @@ describe("the example pack, from its tarball", () => {
     await terminal.exited;
     expect(said(terminal)).toEqual([
       "uuldana: starting example (Example agent 1.0.0) at ask · ctrl-] opens uuldana's prompt",
-      expect.stringMatching(/^uuldana: example's usage allowance is gone; it rests until \d{4}-\d\d-\d\d \d\d:\d\d UTC; continuing with line \(Stand-in line 1\.0\.0\) at ask with the conversation so far · ctrl-\] opens uuldana's prompt$/),
+      expect.stringMatching(/^uuldana: example's daily limit is gone; it rests until \d{4}-\d\d-\d\d \d\d:\d\d UTC; continuing with line \(Stand-in line 1\.0\.0\) at ask with the conversation so far · ctrl-\] opens uuldana's prompt$/),
       expect.stringMatching(/^uuldana: line \(Stand-in line\) exited with code 0 after \d+s$/),
     ]);
     // the adapter's chrome hook and the manifest's chrome pattern kept the agent's banner and footers out
@@ -117,15 +122,39 @@ describe("the example pack, from its tarball", () => {
         "",
       ].join("\n"),
     );
-    expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "example", text: "The bean jar is empty. beans: 0 of 2 left today" });
+    expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "example", kind: "daily", text: "The bean jar is empty. beans: 0 of 2 left today" });
 
+    const config = join(sandbox.config, "config.json");
     expect(await uuldana(["providers", "remove", "uuldana-provider-example"])).toEqual({
       code: 0,
-      stdout: `removed uuldana-provider-example@1.0.0 from packs in ${join(sandbox.config, "config.json")} and uninstalled it from ${sandbox.config}\n`,
-      stderr: "",
+      stdout: `removed uuldana-provider-example@1.0.0 from packs in ${config} and uninstalled it from ${sandbox.config}\n`,
+      stderr: `note: the entry "example" in providers of ${config} names example, which no manifest provides now; take it out of providers, or add the pack again (remove --prune takes such entries out with the pack)\n`,
     });
     expect(readTree(sandbox.config)).toEqual(before);
   }, 120_000);
+
+  it("says when its agent is not on PATH, and where the pack put it", async () => {
+    const run = await sandbox.run(["providers", "add", tarball]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(`note: example cannot run yet: no uuldana-example-agent on PATH; the pack installed it in ${join(sandbox.config, "node_modules", ".bin")}: put that folder on PATH\n`);
+  }, 60_000);
+
+  it("takes the entries that name its provider out of providers when removed with --prune", async () => {
+    sandbox.write("config/config.json", { providers: ["example", { id: "example", name: "example-two" }, "line"], auto_detect: false });
+    expect((await uuldana(["providers", "add", tarball])).code).toBe(0);
+    const config = join(sandbox.config, "config.json");
+    expect(await uuldana(["providers", "remove", "--prune", "uuldana-provider-example"])).toEqual({
+      code: 0,
+      stdout: [
+        `removed uuldana-provider-example@1.0.0 from packs in ${config} and uninstalled it from ${sandbox.config}`,
+        '  took the entry "example" out of providers: no manifest provides example now',
+        '  took the entry "example-two" out of providers: no manifest provides example now',
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+    expect(JSON.parse(readFileSync(config, "utf8"))).toEqual({ providers: ["line"], auto_detect: false });
+  }, 60_000);
 
   it("passes its own tests, which use uuldana's test helper", async () => {
     // the example as a clone holds it, with uuldana as its development dependency the way npm install links it
@@ -156,6 +185,9 @@ describe("a pack that reuses an id", () => {
     expect(notes[0]).toMatch(new RegExp(`^note: ${join(installed, "codex.json")} \\(pack @rivals/uuldana-provider-rival@0\\.3\\.0\\) replaces the built-in manifest of "codex" \\(/.*/manifests/codex\\.json\\)$`));
     expect(notes.slice(1)).toEqual([
       `note: ${join(installed, "example.json")} (pack @rivals/uuldana-provider-rival@0.3.0) replaces the pack uuldana-provider-example@1.0.0 manifest of "example" (${join(sandbox.config, "node_modules", "uuldana-provider-example", "manifests", "example.json")})`,
+      // its manifests name executables that are not on PATH
+      'note: codex cannot run yet: no codex on PATH; install its agent CLI, then "uuldana preflight codex" checks it',
+      'note: example cannot run yet: no example on PATH; install its agent CLI, then "uuldana preflight example" checks it',
       "",
     ]);
     const rows = JSON.parse((await uuldana(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];
@@ -277,7 +309,7 @@ describe("a pack that names uuldana as a peer", () => {
     sandbox.write("peer/peer.json", { id: "peer", name: "Peer", executables: ["peer"], version: { args: ["--version"], pattern: "^peer (\\S+)" } });
     // a registry nothing answers at: any question to it fails the install
     const run = await uuldana(["providers", "add", join(sandbox.dir, "peer")], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
-    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run).toMatchObject({ code: 0, stderr: 'note: peer cannot run yet: no peer on PATH; install its agent CLI, then "uuldana preflight peer" checks it\n' });
     expect(readdirSync(join(sandbox.config, "node_modules")).sort()).toEqual([".package-lock.json", "uuldana-provider-peer"]);
   }, 60_000);
 });
@@ -291,7 +323,7 @@ describe("install scripts", () => {
     expect(await uuldana(["providers", "add", "--allow-scripts", join(packs, "uuldana-provider-scripted")])).toEqual({
       code: 0,
       stdout: `added uuldana-provider-scripted@1.0.0 to packs in ${join(sandbox.config, "config.json")}\n  scripted (Scripted): ${join(sandbox.config, "node_modules", "uuldana-provider-scripted", "manifests", "scripted.json")}\n`,
-      stderr: "",
+      stderr: 'note: scripted cannot run yet: no scripted on PATH; install its agent CLI, then "uuldana preflight scripted" checks it\n',
     });
     expect(readFileSync(marker, "utf8")).toBe("yes");
   }, 60_000);
@@ -301,7 +333,10 @@ describe("without the terminal module", () => {
   it("providers add and remove, and the test helper, never load node-pty or @xterm/headless", async () => {
     const forbid = (args: string[], cwd = sandbox.project): Promise<Run> =>
       runFile(process.execPath, ["--import", join(fixtures, "forbid-native.mjs"), ...args], { cwd, env: sandbox.env });
-    expect(await forbid([bin, "providers", "add", join(packs, "uuldana-provider-thrower")])).toMatchObject({ code: 0, stderr: "" });
+    expect(await forbid([bin, "providers", "add", join(packs, "uuldana-provider-thrower")])).toMatchObject({
+      code: 0,
+      stderr: 'note: thrower cannot run yet: no quirk on PATH; install its agent CLI, then "uuldana preflight thrower" checks it\n',
+    });
     expect(await forbid([bin, "providers", "remove", "uuldana-provider-thrower"])).toMatchObject({ code: 0, stderr: "" });
     const helper = await forbid(["--input-type=module", "-e", `const { loadProvider } = await import("uuldana/testing"); console.log((await loadProvider(${JSON.stringify(join(example, "manifests", "example.json"))})).manifest.id);`], root);
     expect(helper).toEqual({ code: 0, stdout: "example\n", stderr: "" });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { recordQuota } from "../core/session/quota-store.js";
 import { bin, fixtures, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { TestTerminal } from "./terminal.js";
 
 const forbidNative = join(fixtures, "forbid-native.mjs");
 
@@ -45,6 +46,22 @@ function readyAlpha(path: string, flags = "--ask"): string {
 }
 
 describe("uuldana preflight", () => {
+  it("says on a terminal what it is doing while a CLI is slow to answer, and erases the line after", async () => {
+    setUp([{ id: "slow", script: "slow-help.sh" }]);
+    const terminal = new TestTerminal(process.execPath, [bin, "preflight"], { cwd: sandbox.project, env: sandbox.env, cols: 120 });
+    try {
+      expect((await terminal.waitFor("uuldana: checking each entry"))[0]).toBe("uuldana: checking each entry (its CLI's version and --help)…");
+      expect((await terminal.exited).exitCode).toBe(0);
+      await terminal.settle();
+      const screen = terminal.screen().filter((line) => line !== "");
+      expect(screen[0]).toBe("slow (Stand-in slow): ready");
+      expect(screen.join("\n")).not.toContain("checking");
+      expect(terminal.raw).toContain("uuldana: checking each entry (its CLI's version and --help)…\r\x1b[2K");
+    } finally {
+      terminal.kill();
+    }
+  });
+
   it("says each check of a ready entry and exits 0; its --help is asked once, outside the project, then cached", async () => {
     setUp([{ id: "alpha", script: "line-agent.mjs", manifest: { models: { flag: "--model" }, session_id: { args: ["--session-id", "{id}"] } } }]);
     const log = join(sandbox.dir, "help.log");

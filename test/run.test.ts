@@ -116,7 +116,8 @@ describe("uuldana run", () => {
     const direct = new TestTerminal(join(sandbox.path, "screen"), [], { cwd: sandbox.project, env: sandbox.env });
     terminals.push(direct);
     const hosted = open(["run", "--provider", "screen"]);
-    for (const terminal of [direct, hosted]) {
+    // a key typed at once: the hint that names the command key is never drawn
+    for (const terminal of [hosted, direct]) {
       await terminal.waitFor("SCREEN AGENT");
       terminal.type("x");
       await terminal.waitFor("last input: 78");
@@ -126,6 +127,28 @@ describe("uuldana run", () => {
     expect(hosted.title).toBe("uuldana · screen · ask · screen agent");
     expect(hosted.term.modes.mouseTrackingMode).toBe(direct.term.modes.mouseTrackingMode);
     expect(hosted.term.modes.bracketedPasteMode).toBe(true);
+  });
+
+  it("names the command key again on a full-screen agent's bottom row, once, until the user types", async () => {
+    const terminal = open(["run", "--provider", "screen"]);
+    const first = await terminal.waitFor("SCREEN AGENT");
+    const hint = await terminal.waitFor("opens uuldana's prompt");
+    expect(hint.at(-1)).toBe(" ctrl-] opens uuldana's prompt · /help there lists its commands");
+    expect(hint.slice(0, -1)).toEqual(first.slice(0, -1));
+    expect(terminal.term.buffer.active.type).toBe("alternate");
+    terminal.type("x");
+    await terminal.waitFor("last input: 78");
+    await waitFor(() => terminal.screen().at(-1) === " status bar" && terminal.screen().join("\n").includes("size 100x30"), "the agent's screen to come back", 15_000);
+    expect(terminal.screen().join("\n")).not.toContain("/help there");
+  });
+
+  it("takes the hint away after a few seconds when no key is typed, the agent's screen as it was", async () => {
+    const terminal = open(["run", "--provider", "screen"]);
+    const first = await terminal.waitFor("SCREEN AGENT");
+    await terminal.waitFor("opens uuldana's prompt");
+    await waitFor(() => terminal.screen().join("\n") === first.join("\n"), "the agent's screen to come back", 15_000);
+    await terminal.settle();
+    expect(terminal.screen()).toEqual(first);
   });
 
   it("opens its own prompt on the command key and gives the screen back to the agent untouched", async () => {
@@ -140,13 +163,24 @@ describe("uuldana run", () => {
     expect(prompt.slice(2)).toEqual([
       "resting: none",
       "",
-      "Commands: /status, /agent, /close. Esc or Enter closes; ctrl-] again sends ctrl-] to the agent.",
+      "Commands: /status, /agent, /help, /close; Esc or Enter closes.",
+      "ctrl-] again sends ctrl-] to the agent.",
       "",
       "uuldana>",
     ]);
     terminal.type("/status\r");
     const status = await terminal.waitFor("ceiling ask; resting: none");
     expect(status).toContain('screen 100x30, alternate screen; agent title "screen agent"');
+    terminal.type("/help\r");
+    const help = await terminal.waitFor("/help    this list");
+    expect(help.slice(help.indexOf("/status  what runs now, and the session's state"), help.indexOf("uuldana>"))).toEqual([
+      "/status  what runs now, and the session's state",
+      "/agent   the priority list, and how to change it",
+      "/help    this list",
+      "/close   back to the agent (so do Esc, and Enter on an empty line)",
+      "ctrl-] again sends ctrl-] to the agent.",
+      "",
+    ]);
     terminal.type("\x1b");
     await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back", 15_000);
     await terminal.settle();
@@ -245,6 +279,20 @@ describe("uuldana run without a terminal", () => {
     expect(run.stdout).toBe("asking where the cursor is\r\r\n\x1b[6ncursor at row 2, column 1\r\r\n");
     expect(run.stderr).toMatch(/^uuldana: starting dsr \(Stand-in dsr 1\.0\.0\) at ask · ctrl-\] opens uuldana's prompt\nuuldana: dsr \(Stand-in dsr\) exited with code 0 after \d+s\n$/);
     expect(run.status).toBe(0);
+  });
+
+  it.each([["run"], ["resume"]])("%s refuses a terminal whose keys cannot reach the agent (its input redirected), and starts nothing", async (command) => {
+    const script = `"${process.execPath}" "${bin}" ${command} < /dev/null; echo "exit $?"`;
+    const terminal = new TestTerminal("/bin/sh", ["-c", script], { cwd: sandbox.project, env: sandbox.env, cols: 300 });
+    terminals.push(terminal);
+    await terminal.exited;
+    const screen = await terminal.waitFor("exit 2");
+    expect(screen.slice(0, 3)).toEqual([
+      `uuldana: ${command} shows the agent on this terminal, but its standard input is not the terminal, so no key you type would reach the agent [E_USAGE]`,
+      `hint: start it without redirecting its input (uuldana ${command}); a script that drives the agent redirects its output too (uuldana ${command} < keys > screen.log)`,
+      "exit 2",
+    ]);
+    expect(existsSync(join(sandbox.data, "sessions"))).toBe(false);
   });
 
   it("exits 1 with one line per entry when no entry can run", () => {

@@ -7,6 +7,7 @@ import { stripEscapes } from "../base/ansi.js";
 import { packageRoot } from "../base/paths.js";
 import { safeOutput } from "../base/safe-text.js";
 import { loadContext } from "../config/context.js";
+import { PathLookup } from "../registry/detect.js";
 import { runSession } from "../session/session.js";
 import { findSession } from "../session/sessions.js";
 import { checkNodePty } from "../terminal/pty.js";
@@ -54,7 +55,7 @@ export async function demoCommand(options: { keep?: boolean; stop?: AbortSignal 
     if (options.keep) {
       text.push(`The demo's files are kept in ${folder}. To look around:`, `  UULDANA_CONFIG_DIR=${env.UULDANA_CONFIG_DIR} UULDANA_DATA_DIR=${env.UULDANA_DATA_DIR} uuldana sessions`);
     } else text.push("The demo's temporary folder, with the files named above, has been removed (uuldana demo --keep keeps it).");
-    if (failedOver) text.push("That was a failover. Run uuldana run in a project to start your own agents.");
+    if (failedOver) text.push(...await nextStep());
     const output = text.join("\n") + "\n";
     if (stop.aborted && !failedOver) return result(output, "uuldana: the demo was stopped before the failover\n", session.exitCode);
     if (!failedOver) return result(output, "uuldana: the demo did not reach the second agent\n", 1);
@@ -65,6 +66,16 @@ export async function demoCommand(options: { keep?: boolean; stop?: AbortSignal 
 }
 
 // --- internal ---
+
+// What to do after the demo, with a command that works: uuldana run where uuldana is on PATH, else the command that
+// puts this uuldana there (npm link in its folder) first.
+async function nextStep(): Promise<string[]> {
+  if ((await new PathLookup(process.env, process.platform).find(["uuldana"])).path) return ["That was a failover. Run uuldana run in a project to start your own agents."];
+  return [
+    "That was a failover. uuldana is not on your PATH yet: this command puts it there, then run uuldana run in a project to start your own agents:",
+    `  cd "${packageRoot()}" && npm link`,
+  ];
+}
 
 // What the demo shows: the agents' output as it comes on a terminal; without one, whole lines with no escape sequences
 // and no carriage returns, so a log reads cleanly.

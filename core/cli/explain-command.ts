@@ -20,6 +20,8 @@ export interface ExplainOptions {
 // uuldana explain: the reader's verdict on a text, for people checking a phrase.
 export async function explainCommand(context: Context | undefined, words: string[], options: ExplainOptions): Promise<CommandResult> {
   const reader = await readerOptions(context, options);
+  // on a terminal, standard input is the user typing: say what to type rather than wait in silence
+  if ((options.jsonl || !words.length) && process.stdin.isTTY) process.stderr.write(options.jsonl ? TYPE_LINES : TYPE_TEXT);
   if (options.jsonl) return explainLines(reader);
   const text = words.length ? words.join(" ") : await readAll(process.stdin);
   const verdict = classifyText(text, reader);
@@ -28,6 +30,9 @@ export async function explainCommand(context: Context | undefined, words: string
 }
 
 // --- internal ---
+
+const TYPE_TEXT = 'Type or paste the text to explain, then press Ctrl-D on a line of its own (or: uuldana explain "TEXT", uuldana explain < FILE)\n';
+const TYPE_LINES = 'Type one JSON string a line ("like this"); each gets its verdict when Ctrl-D ends the input (or: uuldana explain --jsonl < FILE)\n';
 
 async function readerOptions(context: Context | undefined, options: ExplainOptions): Promise<ReaderOptions> {
   const now = options.now ? new Date(options.now) : new Date();

@@ -6,6 +6,7 @@ import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError }
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
+import { addHelp } from "./help-text.js";
 import type { CommandResult } from "./result.js";
 import { LISTED_VALUES, SHELLS, completionTree, type ListedValues, type Shell } from "./completion-tree.js";
 import { safeOutput } from "../base/safe-text.js";
@@ -55,16 +56,14 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .version(VERSION, "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .addHelpCommand(false)
+    // each command's help shows uuldana's own options (--config) too
+    .configureHelp({ showGlobalOptions: true })
     .option("--config <file>", "use this file instead of your config.json")
     .exitOverride()
     .configureOutput({
       writeOut: (text) => process.stdout.write(safeOutput(text)),
       writeErr: (text) => process.stderr.write(safeOutput(text)),
       outputError: (text, write) => write(formatError(usageError(text))),
-    })
-    .addHelpText("after", () => {
-      const dirs = resolveDirs();
-      return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
     });
 
   // the folders and merged config, for commands that need them (--config replaces config.json)
@@ -240,11 +239,12 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .command("remove")
     .description("take a pack out of packs and uninstall it from the config dir")
     .argument("<pack>", "the pack as packs names it")
+    .option("--prune", "also take out of providers the entries that name a provider only this pack brought")
     .exitOverride()
-    .action(async (spec: string) => {
+    .action(async (spec: string, options: { prune?: boolean }) => {
       const context = await commandContext();
       const { removePackCommand } = await import("./packs-command.js");
-      done(await removePackCommand(context, spec));
+      done(await removePackCommand(context, spec, options));
     });
 
   program
@@ -257,7 +257,8 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       wantsJson(options);
       const context = await commandContext();
       const { preflightCommand } = await import("./preflight-command.js");
-      done(await preflightCommand(context, entry, options));
+      const { withProgress } = await import("./progress.js");
+      done(await withProgress("uuldana: checking each entry (its CLI's version and --help)…", () => preflightCommand(context, entry, options)));
     });
 
   program
@@ -272,6 +273,12 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       done(options.values ? await listValues(options.values, commandContext) : printCompletion(shell, completionTree(program), VERSION));
     });
 
+  addHelp(program, () => done({ stdout: "", stderr: "", exitCode: 0 }));
+  // last in uuldana's own help, after its examples
+  program.addHelpText("after", () => {
+    const dirs = resolveDirs();
+    return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
+  });
   for (const group of [sessions, cooldowns, providers]) refuseUnknownWords(group);
   return program;
 }

@@ -1,7 +1,7 @@
 import type { Context } from "../config/context.js";
 import type { Level } from "../config/levels.js";
 import type { CommandResult } from "./result.js";
-import { renderSession } from "./session-report.js";
+import { refuseLostKeyboard, renderSession } from "./session-report.js";
 
 export interface RunOptions {
   provider?: string;
@@ -15,5 +15,6 @@ export interface RunOptions {
 
 // uuldana run: a session in this terminal; its lines go to stderr as it runs, its ending when it is over.
 export async function runCommand(context: Context, options: RunOptions): Promise<CommandResult> {
+  refuseLostKeyboard("run");
   return renderSession(context, options);
 }

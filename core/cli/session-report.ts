@@ -148,3 +148,12 @@ function runEnding(run: RunReport): string {
   if (run.signal) return `uuldana: ${run.entry} (${run.name}) was killed by signal ${run.signal} after ${after}`;
   return `uuldana: ${run.entry} (${run.name}) exited with code ${run.exitCode} after ${after}`;
 }
+
+// A session shown on a terminal whose keys cannot reach it (uuldana run </dev/null): the agent would draw its screen
+// there and wait, unseen, for keys that never come. Both ends redirected is a script driving the agent, and stays.
+export function refuseLostKeyboard(command: string): void {
+  if (process.stdin.isTTY || !process.stdout.isTTY) return;
+  throw new UuldanaError("E_USAGE", `${command} shows the agent on this terminal, but its standard input is not the terminal, so no key you type would reach the agent`, {
+    hint: `start it without redirecting its input (uuldana ${command}); a script that drives the agent redirects its output too (uuldana ${command} < keys > screen.log)`,
+  });
+}

@@ -10,7 +10,14 @@ export interface PromptContext {
 
 export type PromptOutcome = "open" | "close" | "send-key";
 
-const COMMANDS = ["/status", "/agent", "/close"];
+// each command of the prompt and what /help says it does
+const COMMANDS: readonly [string, string][] = [
+  ["/status", "what runs now, and the session's state"],
+  ["/agent", "the priority list, and how to change it"],
+  ["/help", "this list"],
+  ["/close", "back to the agent (so do Esc, and Enter on an empty line)"],
+];
+const NAMES = COMMANDS.map(([name]) => name).join(", ");
 
 export class CommandPrompt {
   private line = "";
@@ -25,7 +32,7 @@ export class CommandPrompt {
 
   open(): void {
     this.line = "";
-    this.message = [`Commands: ${COMMANDS.join(", ")}. Esc or Enter closes; ${this.key.name} again sends ${this.key.name} to the agent.`];
+    this.message = [`Commands: ${NAMES}; Esc or Enter closes.`, `${this.key.name} again sends ${this.key.name} to the agent.`];
     this.draw();
   }
 
@@ -57,8 +64,16 @@ export class CommandPrompt {
     if (command === "" || command === "/close") return "close";
     if (command === "/status") this.message = this.context.status();
     else if ((command === "/agent" || command.startsWith("/agent ")) && this.context.agent) this.message = this.context.agent(command.slice(6).trim());
-    else this.message = [`unknown command "${command}"; commands: ${COMMANDS.join(", ")}`];
+    else if (command === "/help") this.message = this.help();
+    else this.message = [`unknown command "${command}"; commands: ${NAMES}`];
     return "open";
+  }
+
+  // one line per command, and what the command key does here
+  private help(): string[] {
+    const width = Math.max(...COMMANDS.map(([name]) => name.length));
+    const lines = COMMANDS.filter(([name]) => name !== "/agent" || this.context.agent).map(([name, what]) => `${name.padEnd(width)}  ${what}`);
+    return [...lines, `${this.key.name} again sends ${this.key.name} to the agent.`];
   }
 
   private draw(): void {

@@ -7,6 +7,7 @@ import { AgentOutput } from "./agent-output.js";
 import type { PromptContext } from "./command-prompt.js";
 import { Disposables } from "./disposables.js";
 import type { DrawnAround } from "./drawn-lines.js";
+import { showKeyHint } from "./key-hint.js";
 import { commandKeyBytes } from "./keys.js";
 import { PromptOverlay } from "./prompt-overlay.js";
 import { RunDetection } from "./run-detection.js";
@@ -125,6 +126,11 @@ export function startRun(options: HostOptions): Run {
   // without a real terminal, the screen model answers the agent's queries
   if (!interactive) owned.add(screen.onReply((reply) => agent.write(reply)));
   owned.add(input.listen(terminal.stdin));
+  // a full-screen agent hides the line that named the command key: it is named again, once, over the agent's screen
+  if (interactive) {
+    const hint = { stdout, screen, agent, keyName: key.name, lastOutput: () => output.lastOutput, typed: () => input.typed, promptOpen: () => overlay.isOpen, gone: () => state.gone };
+    owned.add(showKeyHint(hint));
+  }
   const typed = options.typedPrompt ? typePrompt(agent, screen, options.typedPrompt.text, options.typedPrompt.ready, { isDone: () => state.ended }) : undefined;
 
   let stopping: Promise<StopResult> | undefined;

@@ -5,6 +5,22 @@ if (process.argv.includes("--version")) {
   process.stdout.write("uuldana-example-agent 1.0.0\n");
   process.exit(0);
 }
+// its own help names the flags its manifest passes: uuldana preflight reads it to check them
+if (process.argv.includes("--help")) {
+  process.stdout.write(
+    [
+      "Usage: uuldana-example-agent [options] [prompt]",
+      "",
+      "Options:",
+      "  --read-only  answer only; change nothing",
+      "  --ask        ask before each change",
+      "  --version    print the version",
+      "  --help       show this help",
+      "",
+    ].join("\n"),
+  );
+  process.exit(0);
+}
 const beans = Number(process.env.EXAMPLE_BEANS ?? 2);
 const flags = process.argv.slice(2).filter((arg) => arg.startsWith("--"));
 const prompt = process.argv.slice(2).find((arg) => !arg.startsWith("--"));

@@ -8,14 +8,15 @@ import { loadProvider, readScreen } from "uuldana/testing";
 const manifest = fileURLToPath(new URL("../manifests/example.json", import.meta.url));
 const screen = (name) => fileURLToPath(new URL(`screens/${name}`, import.meta.url));
 
-test("its limit message, from a uuldana report of a real session, is a stop", async () => {
+test("its limit message, from a uuldana report of a real session, is a daily limit, read by its adapter", async () => {
   const provider = await loadProvider(manifest);
   const lines = readScreen(screen("bean-jar-report.md"), { provider: "example" });
   const limit = lines.find((line) => line.includes("bean jar"));
   assert.equal(limit, "☕ The bean jar is empty. beans: 0 of 2 left today");
   const verdict = provider.explain(limit, { now: "2026-12-06T20:33:28Z" });
   assert.equal(verdict.stop, true);
-  assert.deepEqual(verdict.reasons, [`the provider's limit phrase matches ("The bean jar is empty")`, "is a short message"]);
+  assert.equal(verdict.kind, "daily");
+  assert.deepEqual(verdict.reasons, ["the example agent's bean counter is at 0 of 2"]);
   assert.deepEqual(provider.problems, []);
 });
 
