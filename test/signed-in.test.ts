@@ -223,7 +223,12 @@ describe("the built-in manifests", () => {
       { files: [".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".qwen/oauth_creds.json"] },
       [true, true, true, true, null, null],
     ],
-    ["each one's key in the environment", { env: { ANTHROPIC_API_KEY: "k", GEMINI_API_KEY: "k", QWEN_OAUTH: "1", GH_TOKEN: "t" } }, [true, false, true, true, true, null]],
+    [
+      "each one's key in the environment",
+      { env: { ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k", CODEX_API_KEY: "k", GEMINI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_MODEL: "m", GH_TOKEN: "t" } },
+      // Codex's own screen asks to sign in with either key set (test:real): only its login makes it work
+      [true, false, true, true, true, null],
+    ],
     [
       "another account's folder for each, empty",
       { files: [".claude/.credentials.json", ".codex/auth.json"], env: { CLAUDE_CONFIG_DIR: "~/work/claude", CODEX_HOME: "~/work/codex", GEMINI_CLI_HOME: "~/work", QWEN_HOME: "~/work/qwen" } },
