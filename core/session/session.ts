@@ -10,6 +10,7 @@ import type { Context } from "../config/context.js";
 import { effectiveCeiling, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
 import { compileLinePatterns } from "../registry/patterns.js";
+import { notSignedInReason } from "../registry/sign-in.js";
 import type { ManifestRecord } from "../registry/types.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
@@ -185,8 +186,8 @@ class SessionLoop {
   private notSignedIn(ordered: Assessment[], chosen: Assessment): string[] {
     const lines: string[] = [];
     for (const row of ordered.slice(0, ordered.indexOf(chosen))) {
-      const reason = row.reasons.find((one) => one.startsWith("not signed in"));
-      if (!reason || this.toldNotSignedIn.has(row.entry.key)) continue;
+      const reason = row.manifest && notSignedInReason(row.manifest);
+      if (!reason || !row.reasons.includes(reason) || this.toldNotSignedIn.has(row.entry.key)) continue;
       this.toldNotSignedIn.add(row.entry.key);
       lines.push(`uuldana: skipping ${row.entry.key}: ${reason}`);
     }
