@@ -142,6 +142,12 @@ export function standInManifest(id: string, overrides: Record<string, unknown> =
   };
 }
 
+// Signs the built-in CLIs whose manifests can tell in, as their own logins leave the sandbox's home: stand-ins
+// started under those manifests would otherwise be skipped as not signed in.
+export function signInBuiltIns(sandbox: Sandbox): void {
+  for (const file of [".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".qwen/oauth_creds.json"]) sandbox.write(file, "{}");
+}
+
 // True while a process exists and is not a zombie waiting to be reaped (Linux /proc).
 export function isAlive(pid: number): boolean {
   try {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Level } from "../core/config/levels.js";
 import { strayPermissionFlag } from "../core/registry/permission-flags.js";
 import type { Manifest } from "../core/registry/types.js";
-import { linkAgent, makeSandbox, root, type Sandbox } from "./helpers.js";
+import { linkAgent, makeSandbox, root, signInBuiltIns, type Sandbox } from "./helpers.js";
 
 const builtIn = (id: string): Manifest => JSON.parse(readFileSync(join(root, "manifests", `${id}.json`), "utf8")) as Manifest;
 const EXECUTABLES: Record<string, string> = { "claude-code": "claude", codex: "codex", gemini: "gemini", qwen: "qwen", copilot: "copilot", opencode: "opencode" };
@@ -83,6 +83,7 @@ let sandbox: Sandbox;
 beforeEach(() => {
   sandbox = makeSandbox();
   for (const name of Object.values(EXECUTABLES)) linkAgent(sandbox, name, "real-version.sh");
+  signInBuiltIns(sandbox);
 });
 afterEach(() => sandbox.cleanup());
 

@@ -36,6 +36,7 @@ function readyAlpha(path: string, flags = "--ask"): string {
     "alpha (Stand-in alpha): ready",
     `  ✓ installed  ${path}/alpha`,
     '  ✓ version    1.0.0, "alpha --version" matched its version pattern',
+    "  ✓ signed-in  not checked: its manifest does not say how to tell",
     `  ✓ flags      "alpha --help" lists ${flags}`,
     "  ✓ level      ask, the highest level it enforces within the ceiling ask",
     "  ✓ prompt     argv: the first prompt is its last argument",
@@ -83,10 +84,11 @@ describe("uuldana preflight", () => {
     setUp([{ id: "beta", script: "line-agent.mjs", manifest: { args: ["--quiet"], prompt: { mode: "flag", flag: "--prompt" } } }]);
     const run = await sandbox.run(["preflight", "beta"]);
     expect(run.code).toBe(1);
-    expect(run.stdout.split("\n").slice(0, 6)).toEqual([
+    expect(run.stdout.split("\n").slice(0, 7)).toEqual([
       "beta (Stand-in beta): not ready",
       `  ✓ installed  ${sandbox.path}/beta`,
       '  ✓ version    1.0.0, "beta --version" matched its version pattern',
+      "  ✓ signed-in  not checked: its manifest does not say how to tell",
       '  ✗ flags      "beta --help" does not list --quiet (args), --prompt (prompt.flag)',
       "  ✓ level      ask, the highest level it enforces within the ceiling ask",
       "  ✓ prompt     flag: the first prompt is given with --prompt",
@@ -98,7 +100,7 @@ describe("uuldana preflight", () => {
     const run = await sandbox.run(["preflight", "delta", "--json"]);
     expect(run.code).toBe(1);
     const [entry] = JSON.parse(run.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }[];
-    expect(entry!.checks[2]).toEqual({ name: "flags", ok: false, detail: `"delta --help" printed "row 001 ${"x".repeat(49)}..." and exited with 4` });
+    expect(entry!.checks[3]).toEqual({ name: "flags", ok: false, detail: `"delta --help" printed "row 001 ${"x".repeat(49)}..." and exited with 4` });
   });
 
   it("says an entry that is not installed is not ready, and checks nothing it cannot", async () => {
@@ -110,6 +112,7 @@ describe("uuldana preflight", () => {
         "gamma (Stand-in gamma): not ready",
         "  ✗ installed  no gamma on PATH",
         "  ✗ version    not checked: not installed",
+        "  ✗ signed-in  not checked: not installed",
         "  ✗ flags      not checked: not installed",
         "  ✓ level      ask, the highest level it enforces within the ceiling ask",
         "  ✓ prompt     argv: the first prompt is its last argument",
@@ -143,13 +146,13 @@ describe("uuldana preflight", () => {
     const run = await sandbox.run(["preflight", "alpha"]);
     expect(run.code).toBe(1);
     expect(run.stdout.split("\n")[0]).toBe("alpha (Stand-in alpha): not ready");
-    expect(run.stdout.split("\n")[7]).toBe(`  ✗ resting    resting until ${shown(until)}, 3 hours from now`);
+    expect(run.stdout.split("\n")[8]).toBe(`  ✗ resting    resting until ${shown(until)}, 3 hours from now`);
   });
 
   it("names the native quota source and the last reading: its least share left and its age", async () => {
     setUp([{ id: "alpha", script: "line-agent.mjs", manifest: { quota: { source: "rollout" }, adapter: "alpha-adapter.mjs" } }]);
     sandbox.write("config/providers/alpha-adapter.mjs", "export default { quotaFiles: () => [], quota: () => undefined };\n");
-    const quotaLine = async (): Promise<string> => (await sandbox.run(["preflight", "alpha"])).stdout.split("\n")[6]!;
+    const quotaLine = async (): Promise<string> => (await sandbox.run(["preflight", "alpha"])).stdout.split("\n")[7]!;
     expect(await quotaLine()).toBe("  ✓ quota      rollout, read by its adapter: no reading yet");
     const at = new Date(Date.now() - 4 * 60_000);
     recordQuota(sandbox.data, {
@@ -167,7 +170,7 @@ describe("uuldana preflight", () => {
     recordQuota(sandbox.data, { entry: "alpha", at, source: "rollout", windows: [{ name: "five_hour", usedPercent: 100, resetsAt: reset }] });
     const gone = await sandbox.run(["preflight", "alpha"]);
     expect(gone.code).toBe(1);
-    expect(gone.stdout.split("\n")[6]).toBe(`  ✗ quota      rollout, read by its adapter: five-hour window 0% left until ${shown(reset)}, read 4 minutes ago`);
+    expect(gone.stdout.split("\n")[7]).toBe(`  ✗ quota      rollout, read by its adapter: five-hour window 0% left until ${shown(reset)}, read 4 minutes ago`);
   });
 
   it("fails the quota check of an entry whose adapter will not load, and says a source without quota hooks", async () => {
@@ -177,7 +180,7 @@ describe("uuldana preflight", () => {
     ]);
     sandbox.write("config/providers/broken-adapter.mjs", 'throw new Error("no quota here");\n');
     const run = await sandbox.run(["preflight", "--json"]);
-    const checks = (JSON.parse(run.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }[]).map((entry) => entry.checks[5]);
+    const checks = (JSON.parse(run.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }[]).map((entry) => entry.checks[6]);
     expect(checks).toEqual([
       { name: "quota", ok: false, detail: 'the adapter of provider "broken" will not load: loading it threw an error (no quota here)' },
       { name: "quota", ok: true, detail: "statusline, named by its manifest, but it has no adapter to read it: no reading yet" },
@@ -201,7 +204,7 @@ describe("uuldana preflight", () => {
       { entry: "alpha", provider: "alpha", ready: true },
       { entry: "beta", provider: "beta", ready: false },
     ]);
-    for (const entry of entries) expect(entry.checks.map((check) => check.name)).toEqual(["installed", "version", "flags", "level", "prompt", "quota", "resting"]);
+    for (const entry of entries) expect(entry.checks.map((check) => check.name)).toEqual(["installed", "version", "signed-in", "flags", "level", "prompt", "quota", "resting"]);
     expect(entries[1]!.checks.filter((check) => !check.ok).map((check) => check.name)).toEqual(["flags"]);
     expect(Object.keys(entries[0]!)).toEqual(["entry", "provider", "ready", "checks"]);
   });
@@ -245,10 +248,11 @@ describe("uuldana preflight", () => {
     expect(run.stderr).toBe("");
     // the stand-in's help lacks Codex's own flags
     expect(run.status).toBe(1);
-    expect(run.stdout.split("\n").slice(0, 4)).toEqual([
+    expect(run.stdout.split("\n").slice(0, 5)).toEqual([
       "codex (Codex CLI): not ready",
       `  ✓ installed  ${sandbox.path}/codex`,
       '  ✓ version    0.171.0, "codex --version" matched its version pattern',
+      `  ✗ signed-in  not signed in: run "codex login" (found no ${sandbox.dir}/.codex/auth.json)`,
       '  ✗ flags      "codex --help" does not list --no-daemon (args), --sandbox (levels.ask.args), --ask-for-approval (levels.ask.args)',
     ]);
   });

@@ -62,6 +62,7 @@ describe("providers list", () => {
         prompt: "none",
         resting_until: null,
         resting_models: [],
+        signed_in: null,
         eligible: true,
         reasons: [],
       },
@@ -80,6 +81,7 @@ describe("providers list", () => {
         prompt: "argv",
         resting_until: null,
         resting_models: [],
+        signed_in: null,
         eligible: true,
         reasons: [],
       },
@@ -98,6 +100,7 @@ describe("providers list", () => {
         prompt: "argv",
         resting_until: null,
         resting_models: [],
+        signed_in: null,
         eligible: false,
         reasons: ['version probe timed out: "beta --version" gave no answer within 0.5 s'],
       },
@@ -113,9 +116,9 @@ describe("providers list", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY   PROVIDER  SOURCE   VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha   alpha     drop-in  1.2.3    ask    argv    -              ready",
-        '2  nosuch  nosuch    -        -        -      none    -              unknown provider "nosuch": no valid manifest has this id',
+        "#  ENTRY   PROVIDER  SOURCE   VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha   alpha     drop-in  1.2.3    ?          ask    argv    -              ready",
+        '2  nosuch  nosuch    -        -        -          -      none    -              unknown provider "nosuch": no valid manifest has this id',
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",
@@ -336,13 +339,14 @@ describe("version probes", () => {
     for (const name of ["claude", "codex", "gemini", "qwen", "copilot", "opencode"]) install(name, "real-version.sh");
     sandbox.write("config/config.json", { auto_detect: false, providers: ["claude-code", "codex", "gemini", "qwen", "copilot", "opencode"] });
     const { rows } = await listJson();
-    expect(rows.map((row) => [row.entry, row.version, row.eligible])).toEqual([
-      ["claude-code", "2.1.332", true],
-      ["codex", "0.171.0", true],
-      ["gemini", "0.61.0", true],
-      ["qwen", "0.24.4", true],
-      ["copilot", "1.0.102", true],
-      ["opencode", "1.18.33", true],
+    // a fresh home: the CLIs whose manifests can tell are not signed in (test/signed-in.test.ts)
+    expect(rows.map((row) => [row.entry, row.version, row.signed_in, row.eligible])).toEqual([
+      ["claude-code", "2.1.332", false, false],
+      ["codex", "0.171.0", false, false],
+      ["gemini", "0.61.0", false, false],
+      ["qwen", "0.24.4", false, false],
+      ["copilot", "1.0.102", null, true],
+      ["opencode", "1.18.33", null, true],
     ]);
   });
 
@@ -405,8 +409,8 @@ describe("versions read from npm packages", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY  PROVIDER  SOURCE   VERSION  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha  alpha     drop-in  7.8.9    ask    argv    -              ready",
+        "#  ENTRY  PROVIDER  SOURCE   VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha  alpha     drop-in  7.8.9    ?          ask    argv    -              ready",
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",

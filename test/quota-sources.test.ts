@@ -23,6 +23,8 @@ beforeEach(() => {
   sandbox.write("config/config.json", { providers: ["claude-code", "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5, rotate_at_percent_left: 5 });
   // the user's own status line, in their Claude settings: it must still run, on the same status
   sandbox.write(".claude/settings.json", { statusLine: { type: "command", command: "printf \"keeper's line: %s bytes\" \"$(wc -c | tr -d ' ')\"" } });
+  // signed in, as Claude Code's login leaves it: an entry that is not would be skipped
+  sandbox.write(".claude/.credentials.json", "{}");
 });
 afterEach(() => {
   for (const terminal of terminals.splice(0)) terminal.kill();
@@ -76,6 +78,8 @@ describe("Codex CLI's rollout as a native source", () => {
   it("reads the token counts a stand-in writes where Codex does, and rotates at 97% with the exact reset", async () => {
     linkAgent(sandbox, "codex", "rollout-agent.mjs");
     const home = join(sandbox.dir, "codex-home");
+    // signed in, as Codex's login leaves its CODEX_HOME: an entry that is not would be skipped
+    sandbox.write("codex-home/auth.json", "{}");
     sandbox.write("config/config.json", { providers: [{ id: "codex", env: { CODEX_HOME: home } }, "line"], auto_detect: false, quiet_seconds: 0.3, dismiss_seconds: 5, rotate_at_percent_left: 5 });
     const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env: { ...sandbox.env, TZ: "UTC", ROLLOUT_USED: "50,97", ROLLOUT_RESETS_AT: String(RESETS_AT) }, cols: 160 });
     terminals.push(terminal);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LEVELS } from "../core/config/levels.js";
 import { renderReference, replaceReference } from "../core/config/reference.js";
 import type { Manifest } from "../core/registry/types.js";
-import { linkAgent, makeSandbox, root, type Sandbox } from "./helpers.js";
+import { linkAgent, makeSandbox, root, signInBuiltIns, type Sandbox } from "./helpers.js";
 
 const readme = readFileSync(join(root, "README.md"), "utf8");
 const doc = (name: string): string => readFileSync(join(root, "docs", name), "utf8");
@@ -112,6 +112,13 @@ describe("the README and docs/", () => {
     linkAgent(sandbox, "codex", "real-version.sh");
     const config = /## Order and permissions[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
     sandbox.write("config/config.json", config);
+    // the config's agents are signed in, each account in its own folder, as a reader's would be after the first-run steps
+    signInBuiltIns(sandbox);
+    const accounts = (JSON.parse(config) as { providers?: unknown[] }).providers ?? [];
+    for (const entry of accounts) {
+      const folders = Object.values((entry as { env?: Record<string, string> }).env ?? {}).filter((value) => value.startsWith("~/"));
+      for (const folder of folders) for (const file of [".credentials.json", "auth.json"]) sandbox.write(`${folder.slice(2)}/${file}`, "{}");
+    }
     let ran = 0;
     for (const { command, output } of commands) {
       if (command.startsWith("npm ")) {

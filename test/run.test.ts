@@ -446,6 +446,9 @@ describe("failover between stand-ins of real agents, with the built-in manifests
   it("moves from claude to codex without a key pressed; claude-code rests until the printed reset; codex gets the conversation", async () => {
     linkAgent(sandbox, "claude", "limit-agent.mjs");
     linkAgent(sandbox, "codex", "line-agent.mjs");
+    // both signed in, as their logins leave their folders: an entry that is not would be skipped
+    sandbox.write(".claude/.credentials.json", "{}");
+    sandbox.write(".codex/auth.json", "{}");
     sandbox.write("config/config.json", { providers: ["claude-code", "codex"], auto_detect: false, quiet_seconds: 0.5 });
     const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
     await terminal.waitFor("limit agent ready");
@@ -461,7 +464,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     await terminal.exited;
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
-      `1  claude-code  claude-code  built-in  2.1.332  ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
+      `1  claude-code  claude-code  built-in  2.1.332  yes        ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
     );
   });
 });

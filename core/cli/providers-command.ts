@@ -20,13 +20,14 @@ export async function listProviders(context: Context, options: ListOptions = {})
     return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
   }
   const table = renderTable(
-    ["#", "ENTRY", "PROVIDER", "SOURCE", "VERSION", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
+    ["#", "ENTRY", "PROVIDER", "SOURCE", "VERSION", "SIGNED IN", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
     rows.map((row) => [
       String(row.order),
       row.entry.key,
       row.entry.id,
       sourceOf(row) ?? "-",
       row.detection?.version ?? "-",
+      row.manifest ? SIGNED_IN[String(row.signIn.signedIn)]! : "-",
       row.level ?? "-",
       row.prompt,
       row.restingUntil ? formatInstant(row.restingUntil) : "-",
@@ -71,6 +72,9 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
 
 // --- internal ---
 
+// The SIGNED IN column: what the entry's files and environment show, "?" where its manifest cannot tell.
+const SIGNED_IN: Record<string, string> = { true: "yes", false: "no", null: "?" };
+
 function toJson(row: Assessment, source: string | null): Record<string, unknown> {
   return {
     entry: row.entry.key,
@@ -90,6 +94,8 @@ function toJson(row: Assessment, source: string | null): Record<string, unknown>
     resting_until: row.restingUntil?.toISOString() ?? null,
     // the models that rest on their own after a per-model limit: the entry runs on another
     resting_models: row.restingModels.map((one) => ({ model: one.model, until: one.until.toISOString() })),
+    // whether its CLI has an account set up, from its files and environment: null where its manifest cannot tell
+    signed_in: row.signIn.signedIn,
     eligible: row.eligible,
     reasons: row.reasons,
   };

@@ -86,14 +86,14 @@ async function checkManifest(data: unknown, file: string): Promise<Issue[]> {
     ["sign_in/screen", manifest.sign_in?.screen],
     ["asks", manifest.asks],
   ] as const;
-  for (const [field, patterns] of lineFields) {
-    patterns?.forEach((pattern, i) => {
-      const problem = checkLinePattern(pattern);
-      if (!problem) return;
-      const pointer = `/${field}/${i}`;
-      issues.push({ pointer, message: problem.message, value: pattern, allowed: LINE_PATTERN_ALLOWED, hint: problem.hint ?? describePointer("manifest", pointer) });
-    });
-  }
+  const linePattern = (pointer: string, pattern: string): void => {
+    const problem = checkLinePattern(pattern);
+    if (problem) issues.push({ pointer, message: problem.message, value: pattern, allowed: LINE_PATTERN_ALLOWED, hint: problem.hint ?? describePointer("manifest", pointer) });
+  };
+  for (const [field, patterns] of lineFields) patterns?.forEach((pattern, i) => linePattern(`/${field}/${i}`, pattern));
+  manifest.sign_in?.files?.forEach((file, i) => {
+    if (file.line !== undefined) linePattern(`/sign_in/files/${i}/line`, file.line);
+  });
   const keys = (pointer: string, steps: string[] | undefined): void => {
     steps?.forEach((step, i) => {
       if (parseKeyStep(step)) return;

@@ -37,8 +37,8 @@ export interface Manifest {
   chrome?: string[];
   busy?: string[];
   // how the CLI holds a user who has not signed in: the lines of its sign-in screens, and what signs it in (a command
-  // to run, or the CLI itself when it signs in only inside itself)
-  sign_in?: { screen?: string[]; command?: string };
+  // to run, or the CLI itself when it signs in only inside itself); and how an account that is set up shows
+  sign_in?: SignIn;
   // lines of a screen that asks the user something before work other than signing in (trust this folder, a theme)
   asks?: string[];
   account_env?: Record<string, string>;
@@ -56,6 +56,28 @@ export interface Manifest {
   native_wait?: { waits?: string[]; switches?: string[]; default: "failover" | "allow" };
   quota?: { source: string; settings_flag?: string };
   adapter?: string;
+}
+
+// How a CLI holds a user who has not signed in, and how uuldana tells, without starting it, whether one has.
+export interface SignIn {
+  screen?: string[];
+  command?: string;
+  // the folder files are relative to: a variable's value when set, else the default ("~" when none is given)
+  home?: { env?: string; default?: string };
+  // files kept once an account is set up; with line, a line in the file; with unsure, a line that means "cannot tell"
+  files?: SignInFile[];
+  // platforms on which the login may be in the system's keychain, so missing files tell nothing
+  keychain?: NodeJS.Platform[];
+  // variables that sign the CLI in by themselves; "A+B" needs both
+  env?: string[];
+  // a command whose exit status says whether the CLI is signed in (0: yes); run by preflight only
+  status?: { args: string[]; timeout_seconds?: number };
+}
+
+export interface SignInFile {
+  path: string;
+  line?: string;
+  unsure?: boolean;
 }
 
 // Where a manifest came from: uuldana's own, the config dir's providers/ folder, or a pack as "pack <name>@<version>".

@@ -5,6 +5,7 @@ import { LEVELS, pickLevel, type Level } from "../config/levels.js";
 import { strayEnvReason, strayFlagReason, strayPermissionEnv, strayPermissionFlag } from "../registry/permission-flags.js";
 import { escapeControls } from "../base/safe-text.js";
 import type { Entry } from "../config/config.js";
+import { notSignedInReason, type SignInReading } from "../registry/sign-in.js";
 import type { Manifest, PromptMode } from "../registry/types.js";
 
 // One entry of the priority list with everything that decides whether it can run now.
@@ -20,6 +21,8 @@ export interface Assessment {
   restingUntil: Date | undefined;
   // the models of the entry that rest on their own (a per-model limit): it runs, on another model
   restingModels: { model: string; until: Date }[];
+  // whether its CLI has an account set up, as its files and environment show (null: its manifest cannot tell)
+  signIn: SignInReading;
   eligible: boolean;
   reasons: string[];
 }
@@ -37,6 +40,8 @@ export interface AssessContext {
   cooldowns: CooldownTable;
   now: Date;
   handoff?: boolean;
+  // each entry's sign-in as read from its files and environment, by entry key; an entry without one cannot tell
+  signIns?: ReadonlyMap<string, SignInReading>;
 }
 
 // The priority list: listed entries in config order, then installed unlisted providers in id order.
@@ -72,15 +77,18 @@ export function assessEntry(
   const resting = restingUntil(context.cooldowns, entry.key, context.now);
   const models = restingModels(context.cooldowns, entry.key, context.now);
   if (resting) reasons.push(`resting until ${formatInstant(resting)}`);
+  const signIn = context.signIns?.get(entry.key) ?? CANNOT_TELL;
   if (!manifest) {
     // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
     reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
-    return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, restingModels: models, eligible: false, reasons };
+    return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, restingModels: models, signIn, eligible: false, reasons };
   }
   // a probe's problem quotes what the program printed
   const problem = detection?.problem === undefined ? undefined : escapeControls(detection.problem);
   if (!detection?.installed) reasons.push(`not installed: ${problem ?? "not looked for"}`);
   else if (!detection.recognised) reasons.push(detection.timedOut ? `version probe timed out: ${problem}` : problem ?? "not recognised");
+  // a CLI that is not there cannot be signed in: only an installed one is told to
+  else if (signIn.signedIn === false) reasons.push(notSignedInReason(manifest));
   const enforced = LEVELS.filter((level) => manifest.levels?.[level] !== undefined);
   let level = pickLevel(enforced, context.ceiling);
   const levelReasons: string[] = [];
@@ -97,8 +105,10 @@ export function assessEntry(
   reasons.push(...levelReasons);
   const prompt = manifest.prompt?.mode ?? "none";
   if (context.handoff && prompt === "none") reasons.push(NO_PROMPT_REASON);
-  return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, restingModels: models, eligible: reasons.length === 0, reasons };
+  return { order, entry, manifest, detection, level, levelReasons, prompt, restingUntil: resting, restingModels: models, signIn, eligible: reasons.length === 0, reasons };
 }
+
+const CANNOT_TELL: SignInReading = { signedIn: null, because: "not read" };
 
 // Whether resting is all that keeps an entry from running: once its rest ends, it can run.
 export function onlyResting(row: Assessment): boolean {

@@ -7,17 +7,19 @@ import { escapeControls } from "../base/safe-text.js";
 import { formatWait } from "../base/time.js";
 import { loadAdapter } from "../registry/adapter.js";
 import { helpKey, launchFlags, readHelpFlags, type HelpAnswer } from "../registry/help-flags.js";
+import { runProbe } from "../registry/probe.js";
+import { notSignedInReason } from "../registry/sign-in.js";
 import type { ManifestRecord } from "../registry/types.js";
 import { NO_PROMPT_REASON, describeRestingModels, formatInstant, type Assessment } from "./eligibility.js";
 import { assessProviders } from "./priority.js";
 import { percentLeft, readQuota, type QuotaReading, type QuotaWindow } from "./quota-store.js";
 
-// Could an entry take over now? The priority list's own verdict on it (installed, version, level, prompt, resting),
-// with what only asking the CLI itself shows (its --help lists every flag uuldana would pass) and what the agent last
-// said of its allowance — each as one check with its reason. Nothing here starts a conversation or spends quota.
+// Could an entry take over now? The priority list's own verdict on it (installed, version, signed in, level, prompt,
+// resting), with what only asking the CLI itself shows (its --help lists every flag uuldana would pass; its status
+// command, where its files cannot tell, whether it is signed in) and what the agent last said of its allowance — each as one check with its reason. Nothing here starts a conversation or spends quota.
 
 // The checks, in the order they are shown; their names are stable (preflight --json).
-export const PREFLIGHT_CHECKS = ["installed", "version", "flags", "level", "prompt", "quota", "resting"] as const;
+export const PREFLIGHT_CHECKS = ["installed", "version", "signed-in", "flags", "level", "prompt", "quota", "resting"] as const;
 
 export type PreflightCheckName = (typeof PREFLIGHT_CHECKS)[number];
 
@@ -70,8 +72,8 @@ export async function preflight(context: Context, options: PreflightOptions = {}
   const adapters = new Map<string, Promise<QuotaHooks>>();
   const entries = await Promise.all(
     chosen.map(async (row): Promise<EntryPreflight> => {
-      const quota = await checkQuota(context, row, records.get(row.entry.id), adapters, now);
-      const checks = [checkInstalled(row), checkVersion(row), checkFlags(row, helps), checkLevel(row, ceiling), checkPrompt(row), quota, checkResting(row, now)];
+      const [quota, signedIn] = await Promise.all([checkQuota(context, row, records.get(row.entry.id), adapters, now), checkSignedIn(context, row)]);
+      const checks = [checkInstalled(row), checkVersion(row), signedIn, checkFlags(row, helps), checkLevel(row, ceiling), checkPrompt(row), quota, checkResting(row, now)];
       const safe = checks.map((check) => ({ ...check, detail: escapeControls(check.detail) }));
       return { entry: row.entry.key, provider: row.entry.id, name: row.manifest?.name, ready: safe.every((check) => check.ok), checks: safe };
     }),
@@ -99,6 +101,27 @@ function checkVersion(row: Assessment): PreflightCheck {
       ? `from the package.json of ${row.manifest.npm_package}`
       : `"${[row.manifest.executables[0], ...row.manifest.version.args].join(" ")}" matched its version pattern`;
   return { name: "version", ok: true, detail: `${detection.version}, ${from}` };
+}
+
+// Whether the CLI has an account set up: what its files and environment show, and where they cannot tell, what its
+// status command says (its exit status). A status command that gives no answer leaves it not checked, as does a
+// manifest that does not say how to tell: neither fails the check.
+async function checkSignedIn(context: Context, row: Assessment): Promise<PreflightCheck> {
+  const name = "signed-in";
+  const manifest = row.manifest;
+  if (!manifest || !row.detection?.installed || !row.detection.path) return { name, ok: false, detail: `not checked: ${notThere(row)}` };
+  const { signedIn, because } = row.signIn;
+  if (signedIn === true) return { name, ok: true, detail: `signed in: ${because}` };
+  if (signedIn === false) return { name, ok: false, detail: `${notSignedInReason(manifest)} (${because})` };
+  const status = manifest.sign_in?.status;
+  if (!status) return { name, ok: true, detail: `not checked: ${because}` };
+  const command = `"${[basename(row.detection.path), ...status.args].join(" ")}"`;
+  const seconds = status.timeout_seconds ?? 10;
+  const asked = await runProbe(row.detection.path, status.args, { env: { ...context.env, ...row.entry.env }, timeoutSeconds: seconds, cwd: context.cwd });
+  if (asked.timedOut) return { name, ok: true, detail: `not checked: ${command} gave no answer within ${seconds} s` };
+  if (asked.exitCode === 0) return { name, ok: true, detail: `signed in: ${command} exited 0` };
+  if (asked.exitCode === null) return { name, ok: true, detail: `not checked: ${command} ${asked.output.startsWith("cannot start") ? asked.output : "ended without an exit status"}` };
+  return { name, ok: false, detail: `${notSignedInReason(manifest)} (${command} exited ${asked.exitCode})` };
 }
 
 // Every flag a start at the entry's level would pass, looked for in the CLI's own --help.

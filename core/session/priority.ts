@@ -4,6 +4,7 @@ import { formatError } from "../base/errors.js";
 import { escapeControls } from "../base/safe-text.js";
 import { detectProviders } from "../registry/detect.js";
 import { loadRegistry } from "../registry/registry.js";
+import { readSignIn, type SignInReading } from "../registry/sign-in.js";
 import type { Manifest, ManifestRecord } from "../registry/types.js";
 import { readCooldowns } from "./cooldowns.js";
 import { assessEntry, buildPriorityList, type Assessment } from "./eligibility.js";
@@ -46,8 +47,14 @@ export async function assessProviders(
   });
   const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
   const now = options.now ?? new Date();
+  // read from files and the environment only: the CLIs themselves are not asked
+  const signIns = new Map<string, SignInReading>();
+  for (const entry of entries) {
+    const manifest = providers.get(entry.id);
+    if (manifest) signIns.set(entry.key, readSignIn(entry, manifest, env));
+  }
   const rows = entries.map((entry, index) =>
-    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff }),
+    assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff, signIns }),
   );
   // each note is one line, whatever the values it quotes from a project's config or a manifest hold
   const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];

@@ -10,6 +10,7 @@ import type { Context } from "../config/context.js";
 import { effectiveCeiling, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
 import { compileLinePatterns } from "../registry/patterns.js";
+import { notSignedInReason } from "../registry/sign-in.js";
 import type { ManifestRecord } from "../registry/types.js";
 import { strayFlagError, strayPermissionFlag } from "../registry/permission-flags.js";
 import { checkNodePty } from "../terminal/pty.js";
@@ -98,6 +99,8 @@ class SessionLoop {
   private readonly failures = new Map<string, string>();
   // entries left at a sign-in screen in this session: not tried again, with the reason
   private readonly needsSignIn = new Map<string, string>();
+  // entries already said to be skipped because they are not signed in
+  private readonly toldNotSignedIn = new Set<string>();
   // the run whose failover the user was told of
   private notified: RunReport | undefined;
 
@@ -147,6 +150,8 @@ class SessionLoop {
     const ordered = first ? putFirst(rows, this.options.provider) : rows;
     const chosen = this.choose(ordered);
     if (!chosen) return await this.noEntry(ordered, ceiling);
+    const passedOver = this.notSignedIn(ordered, chosen);
+    if (passedOver.length) this.emit({ type: "notes", notes: passedOver });
     if (this.waiting) {
       this.journal.write("wait-end", { entry: chosen.entry.key });
       this.emit({ type: "wait-over", entry: chosen.entry.key });
@@ -175,6 +180,19 @@ class SessionLoop {
       else if (signIn) this.journal.write("skipped", { entry: row.entry.key, reasons: [signIn] });
     }
     return candidates.find((row) => row.eligible && !this.needsSignIn.has(row.entry.key));
+  }
+
+  // The entries ahead of the chosen one that are skipped because they are not signed in, each said once a session
+  // with the command that signs it in: the user can act on it, as on nothing else a start skips.
+  private notSignedIn(ordered: Assessment[], chosen: Assessment): string[] {
+    const lines: string[] = [];
+    for (const row of ordered.slice(0, ordered.indexOf(chosen))) {
+      const reason = row.manifest && notSignedInReason(row.manifest);
+      if (!reason || !row.reasons.includes(reason) || this.toldNotSignedIn.has(row.entry.key)) continue;
+      this.toldNotSignedIn.add(row.entry.key);
+      lines.push(`uuldana: skipping ${row.entry.key}: ${reason}`);
+    }
+    return lines;
   }
 
   // No entry can run now: the session waits for the first that only rests (--wait), or ends.

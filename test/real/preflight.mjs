@@ -1,5 +1,5 @@
 // uuldana preflight with the real Codex CLI installed: the entry is ready, and each check says why — its path, the
-// version its package gives, every flag a start at its level passes listed by the real "codex --help", the level
+// version its package gives, signed in (its config.toml names a provider of its own), every flag a start at its level passes listed by the real "codex --help", the level
 // within the ceiling, its prompt, a native reading recorded for it with its least share left and its age, no rest.
 // Run twice: the second answer comes from the cache and is the same.
 import { spawnSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { delimiter, join } from "node:path";
 
 import { harnesses } from "./harness.mjs";
 
-const CHECKS = ["installed", "version", "flags", "level", "prompt", "quota", "resting"];
+const CHECKS = ["installed", "version", "signed-in", "flags", "level", "prompt", "quota", "resting"];
 
 export async function checkPreflight({ root, bins, detections, env, check }) {
   const found = detections.get("codex");
@@ -67,6 +67,8 @@ export async function checkPreflight({ root, bins, detections, env, check }) {
   say(checks.prompt?.detail === "argv: the first prompt is its last argument", "prompt: its first prompt is an argument", checks.prompt?.detail);
   say(/: 5-hour window 88% left, read 4 minutes ago$/.test(checks.quota?.detail ?? ""), "quota: the reading recorded, its least share left and its age", checks.quota?.detail);
   say(checks.resting?.detail === "not resting", "resting: not resting", checks.resting?.detail);
+  const configToml = join(setup.env.CODEX_HOME, "config.toml");
+  say(checks["signed-in"]?.detail === `signed in: ${configToml} has a line matching ^\\s*model_provider\\s*=`, "signed-in: its config.toml names a model provider of its own, so it needs no login", checks["signed-in"]?.detail);
   const again = preflight();
   say(again.status === 0 && again.stdout === first.stdout, "a second run, from the cached probes, says the same", again.stdout);
   console.log(`     (preflight took ${first.ms} ms, ${again.ms} ms with the probes cached)`);

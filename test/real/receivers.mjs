@@ -1,7 +1,9 @@
 // A failover whose next agents are the real Codex and Gemini CLIs, installed and never signed in (a fresh home each,
-// no credentials): uuldana must leave each at its sign-in screen as soon as it shows, with the command that signs it
-// in, rest neither, and hand the same conversation to the stand-in after them. receiver_seconds is set far beyond the
-// check's own bound, so only the sign-in screens can move the session on in time.
+// no credentials). Gemini's files show it is not signed in, so it is skipped with the command that signs it in and
+// never started. Codex is told to keep its login in a keychain, so its files cannot tell: it is started, and uuldana
+// must leave it at its sign-in screen as soon as it shows, with the command that signs it in. Neither rests; the
+// stand-in after them gets the same conversation. receiver_seconds is set far beyond the check's own bound, so only
+// the sign-in screen can move the session on in time.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -22,6 +24,7 @@ export async function checkReceivers({ root, detections, env, check }) {
   const bin = join(folder, "bin");
   const project = join(folder, "project");
   for (const path of [bin, project, join(folder, "codex-home"), join(folder, "gemini-home"), join(dirs.UULDANA_CONFIG_DIR, "providers")]) mkdirSync(path, { recursive: true });
+  writeFileSync(join(folder, "codex-home", "config.toml"), 'cli_auth_credentials_store = "keyring"\n');
   for (const [name, script] of [["limit", "limit-agent.mjs"], ["line", "line-agent.mjs"]]) {
     symlinkSync(join(root, "test", "fixtures", "agents", script), join(bin, name));
     const manifest = { id: name, name: `Stand-in ${name}`, executables: [name], ...STAND_IN, version: { args: ["--version"], pattern: `^${name} (\\d+\\.\\d+\\.\\d+)` } };
@@ -43,10 +46,15 @@ export async function checkReceivers({ root, detections, env, check }) {
     check(reached, "receivers: the stand-in after the real Codex and Gemini got the conversation, long before receiver_seconds", output.slice(-2000));
     const receivers = journal().filter((event) => event.type === "receiver" && event.entry !== "line");
     check(
-      JSON.stringify(receivers.map((event) => [event.entry, event.took, event.reason, event.sign_in])) ===
-        JSON.stringify([["codex", false, 'it asks to sign in: run "codex login"', true], ["gemini", false, 'it asks to sign in: run "gemini"', true]]),
-      "receivers: Codex and Gemini were each left at their sign-in screen, with the command that signs it in",
+      JSON.stringify(receivers.map((event) => [event.entry, event.took, event.reason, event.sign_in])) === JSON.stringify([["codex", false, 'it asks to sign in: run "codex login"', true]]),
+      "receivers: Codex was left at its sign-in screen, with the command that signs it in",
       JSON.stringify(receivers),
+    );
+    const skipped = journal().filter((event) => event.type === "skipped" && event.entry === "gemini");
+    check(
+      skipped.length > 0 && skipped.every((event) => JSON.stringify(event.reasons) === JSON.stringify(['not signed in: run "gemini"'])),
+      "receivers: Gemini, not signed in, was skipped with the command that signs it in, never started",
+      JSON.stringify(skipped),
     );
     const rests = journal().filter((event) => event.type === "cooldown").map((event) => event.entry);
     check(JSON.stringify(rests) === JSON.stringify(["limit"]), "receivers: neither Codex nor Gemini rests", JSON.stringify(rests));

@@ -5,7 +5,7 @@
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
 // UULDANA_REAL_CHECKS=gates,limits runs only those groups, after the install and detection every group needs (unset:
 // all): flags (versions, --help, levels), hosted, limits, transcripts, preflight, failover, quota, rotate,
-// model-switch, gates, receivers.
+// model-switch, gates, receivers, signed-in.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,6 +24,7 @@ import { checkPreflight } from "./preflight.mjs";
 import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
 import { checkQuota as checkCodexQuota } from "./quota-codex.mjs";
 import { checkRotation } from "./rotate.mjs";
+import { checkSignedIn } from "./signed-in.mjs";
 import { checkTranscript as checkClaudeTranscript } from "./transcript-claude-code.mjs";
 import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
 import { checkTranscript as checkGeminiTranscript } from "./transcript-gemini.mjs";
@@ -245,6 +246,7 @@ const groups = [
   ["model-switch", checkModelSwitch],
   ["gates", checkGates],
   ["receivers", checkReceivers],
+  ["signed-in", checkSignedIn],
 ];
 for (const [group, checkOne] of groups) if (wanted(group)) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
