@@ -23,8 +23,26 @@ export interface PatternProblem {
 // One test of a line against all the patterns of a field.
 export type LineMatcher = (line: string) => boolean;
 
-// The manifest check for one line pattern: undefined when it compiles and cannot backtrack for long.
+// The manifest check for one line pattern: undefined when it compiles and cannot backtrack for long. Judged once per
+// pattern in a process: the manifests are read again at each start of a session.
 export function checkLinePattern(pattern: string): PatternProblem | undefined {
+  if (!checked.has(pattern)) checked.set(pattern, judgePattern(pattern));
+  return checked.get(pattern);
+}
+
+// Why a line pattern does not compile, if it does not.
+export function compileProblem(pattern: string): PatternProblem | undefined {
+  try {
+    new RegExp(pattern, "u");
+    return undefined;
+  } catch (error) {
+    return { message: `is not a valid regular expression (${(error as Error).message.replace(/^Invalid regular expression: /, "")})` };
+  }
+}
+
+const checked = new Map<string, PatternProblem | undefined>();
+
+function judgePattern(pattern: string): PatternProblem | undefined {
   try {
     new RegExp(pattern, "u");
   } catch (error) {
