@@ -231,7 +231,7 @@ describe("the built-in manifests", () => {
     ],
     [
       "another account's folder for each, empty",
-      { files: [".claude/.credentials.json", ".codex/auth.json"], env: { CLAUDE_CONFIG_DIR: "~/work/claude", CODEX_HOME: "~/work/codex", GEMINI_CLI_HOME: "~/work", QWEN_HOME: "~/work/qwen" } },
+      { files: [".claude/.credentials.json", ".codex/auth.json"], env: { CLAUDE_CONFIG_DIR: "~/accounts/claude", CODEX_HOME: "~/accounts/codex", GEMINI_CLI_HOME: "~/accounts", QWEN_HOME: "~/accounts/qwen" } },
       [false, false, false, false, null, null],
     ],
     [

@@ -266,7 +266,11 @@ ${values.join("\n")}
     end
 end
 
-function __uuldana_put --argument-names what prefix word
+${FISH_COMPLETER}`;
+}
+
+// The part of the fish script that is the same for every command tree: putting candidates out and completing a line.
+const FISH_COMPLETER = `function __uuldana_put --argument-names what prefix word
     switch $what
         case files
             for path in (__fish_complete_path "$word")
@@ -356,4 +360,4 @@ end
 complete -c uuldana -e
 complete -c uuldana -f -a '(__uuldana_complete)'
 `;
-}
+

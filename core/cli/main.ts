@@ -66,11 +66,49 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       outputError: (text, write) => write(formatError(usageError(text))),
     });
 
-  // the folders and merged config, for commands that need them (--config replaces config.json)
-  const commandContext = (): ReturnType<typeof loadContext> => loadContext({ configFile: program.opts<{ config?: string }>().config });
-  // a command started with --json (or --jsonl): its failure is also printed on stdout, as JSON
-  const wantsJson = (options: { json?: boolean; jsonl?: boolean }): void => jsonOutput(options.jsonl ? "line" : options.json ? "pretty" : undefined);
+  const wiring: Wiring = {
+    done,
+    // the folders and merged config, for commands that need them (--config replaces config.json)
+    context: () => loadContext({ configFile: program.opts<{ config?: string }>().config }),
+    // a command started with --json (or --jsonl): its failure is also printed on stdout, as JSON
+    wantsJson: (options) => jsonOutput(options.jsonl ? "line" : options.json ? "pretty" : undefined),
+  };
+  const commandContext = wiring.context;
+  addRunCommands(program, wiring);
+  const groups = addHistoryCommands(program, wiring);
+  groups.push(addProviderCommands(program, wiring));
 
+  program
+    .command("completion")
+    .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
+    .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))
+    // what the scripts ask for at a Tab press; not a command for people
+    .addOption(new Option("--values <kind>", "print the entry keys, session ids or packs, one a line").choices(LISTED_VALUES).hideHelp())
+    .exitOverride()
+    .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
+      const { listValues, printCompletion } = await import("./completion-command.js");
+      done(options.values ? await listValues(options.values, commandContext) : printCompletion(shell, completionTree(program), VERSION));
+    });
+
+  addHelp(program, () => done({ stdout: "", stderr: "", exitCode: 0 }));
+  // last in uuldana's own help, after its examples
+  program.addHelpText("after", () => {
+    const dirs = resolveDirs();
+    return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
+  });
+  for (const group of groups) refuseUnknownWords(group);
+  return program;
+}
+
+// What every command's action is wired to: where its result goes, the context it loads, and whether it wants JSON.
+interface Wiring {
+  done: (result: CommandResult) => void;
+  context: () => ReturnType<typeof loadContext>;
+  wantsJson: (options: { json?: boolean; jsonl?: boolean }) => void;
+}
+
+// The commands that run agents or read what they said: run, explain, resume, report, demo.
+function addRunCommands(program: Command, { done, context: commandContext, wantsJson }: Wiring): void {
   program
     .command("run")
     .description("run the first available entry of the priority list in this terminal, passed through untouched")
@@ -135,7 +173,10 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       const { demoCommand } = await import("./demo-command.js");
       done(await hostingAgents((stop) => demoCommand({ ...options, stop })));
     });
+}
 
+// The sessions and cooldowns groups; the groups, for their unknown words.
+function addHistoryCommands(program: Command, { done, context: commandContext, wantsJson }: Wiring): Command[] {
   const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
   sessions
     .command("list", { isDefault: true })
@@ -193,7 +234,11 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       const { clearCooldowns } = await import("./cooldowns-command.js");
       done(await clearCooldowns(context, entry));
     });
+  return [sessions, cooldowns];
+}
 
+// The providers group and preflight; the group, for its unknown words.
+function addProviderCommands(program: Command, { done, context: commandContext, wantsJson }: Wiring): Command {
   const providers = program
     .command("providers")
     .description("the agents uuldana knows, their order and whether each can run")
@@ -260,27 +305,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
       const { withProgress } = await import("./progress.js");
       done(await withProgress("uuldana: checking each entry (its CLI's version and --help)…", () => preflightCommand(context, entry, options)));
     });
-
-  program
-    .command("completion")
-    .description("print a script that completes uuldana's commands, options, entries and sessions in bash, zsh or fish")
-    .addArgument(new Argument("[shell]", "the shell the script is for").choices(SHELLS))
-    // what the scripts ask for at a Tab press; not a command for people
-    .addOption(new Option("--values <kind>", "print the entry keys, session ids or packs, one a line").choices(LISTED_VALUES).hideHelp())
-    .exitOverride()
-    .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
-      const { listValues, printCompletion } = await import("./completion-command.js");
-      done(options.values ? await listValues(options.values, commandContext) : printCompletion(shell, completionTree(program), VERSION));
-    });
-
-  addHelp(program, () => done({ stdout: "", stderr: "", exitCode: 0 }));
-  // last in uuldana's own help, after its examples
-  program.addHelpText("after", () => {
-    const dirs = resolveDirs();
-    return `\nFiles:\n  config  ${dirs.config}/config.json, ${dirs.config}/providers/*.json\n  packs   ${dirs.config}/node_modules\n  data    ${dirs.data}\n  cache   ${dirs.cache}`;
-  });
-  for (const group of [sessions, cooldowns, providers]) refuseUnknownWords(group);
-  return program;
+  return providers;
 }
 
 // "list" is each group's default command, so commander hands it any word that names no command, and says "too many

@@ -1,4 +1,4 @@
-import type { ScreenGate } from "./receiver.js";
+import type { Gate } from "../registry/gate.js";
 
 // How often the screen is looked at for a gate, at most, while the agent draws.
 const LOOK_MS = 150;
@@ -10,9 +10,9 @@ export class GateWatch {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly gate: (visible: readonly string[]) => ScreenGate | undefined,
+    private readonly gate: (visible: readonly string[]) => Gate | undefined,
     private readonly visible: () => readonly string[],
-    private readonly seen: (gate: ScreenGate | undefined) => void,
+    private readonly seen: (gate: Gate | undefined) => void,
   ) {}
 
   // The agent drew: a look now, or when the last one is old enough.

@@ -1,3 +1,4 @@
+import type { Gate } from "../registry/gate.js";
 import { compact } from "./conversation.js";
 
 // Whether the agent a handoff started really took the conversation: a start counts only once the agent shows the
@@ -13,13 +14,7 @@ export interface ReceiverSigns {
   // its own transcript records the handed-on turn
   transcriptTurn(): boolean;
   // its screen asks to sign in, or asks the user a question before it works (its manifest's lines)
-  gate?(visible: readonly string[]): ScreenGate | undefined;
-}
-
-// A screen that stands between the agent and the work: a sign-in, or a question only the user can answer.
-export interface ScreenGate {
-  kind: "sign-in" | "question";
-  line: string;
+  gate?(visible: readonly string[]): Gate | undefined;
 }
 
 export type ReceiverSign = "screen" | "working" | "transcript" | "quota";

@@ -19,7 +19,8 @@ import { NativeWaitPolicy } from "./native-wait.js";
 import { QuotaPolicy } from "./quota-policy.js";
 import { QuotaWatch } from "./quota-watch.js";
 import { recordQuota } from "./quota-store.js";
-import { ReceiverWatch, type ReceiverOutcome, type ScreenGate } from "./receiver.js";
+import type { Gate } from "../registry/gate.js";
+import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
 import { RestWatch } from "./rest-watch.js";
 import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./run-options.js";
 import { finishRun } from "./run-finish.js";
@@ -74,7 +75,7 @@ export class RunEngine {
     private readonly options: EntryRunOptions,
     private readonly launch: Launch,
     private readonly hooks: ProviderHooks,
-    private readonly gate: ((visible: readonly string[]) => ScreenGate | undefined) | undefined,
+    private readonly gate: ((visible: readonly string[]) => Gate | undefined) | undefined,
   ) {
     this.entry = launch.report.entry;
     this.reading = { phrases: (launch.manifest.limit_phrases ?? []).map(compilePhrase), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
@@ -347,7 +348,7 @@ export class RunEngine {
   // What a look at the screen's gate found: a first agent at its sign-in screen is left to the user, and the run says
   // so; one handed the conversation that asks to sign in once it seemed to take it is left like a receiver at its
   // sign-in screen (an undecided receiver looks for itself).
-  private atGate(gate: ScreenGate | undefined): void {
+  private atGate(gate: Gate | undefined): void {
     const signIn = gate?.kind === "sign-in";
     if (signIn && this.receiver?.decided?.took) this.signedOut(gate.line);
     else if (signIn && this.machine.state === "working") this.feed("sign-in");

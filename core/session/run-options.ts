@@ -3,7 +3,7 @@ import type { ManifestRecord } from "../registry/types.js";
 import type { Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
 import type { Journal } from "./journal.js";
-import type { ScreenGate } from "./receiver.js";
+import type { Gate } from "../registry/gate.js";
 import type { RunReport, RunStart } from "./result.js";
 
 // What one run of one entry is given, and what it leaves: the session hands these to runEntry.
@@ -55,7 +55,7 @@ export interface EntryRunOptions {
   // the agent's pid while it runs, for a crash of uuldana to stop it
   active: (pid: number | undefined) => void;
   // whether the agent's screen asks to sign in or asks the user a question first (its manifest's lines)
-  gate?: (visible: readonly string[]) => ScreenGate | undefined;
+  gate?: (visible: readonly string[]) => Gate | undefined;
 }
 
 // What a run leaves for the next: its report and its part of the conversation.
