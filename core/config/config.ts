@@ -1,11 +1,11 @@
-import { existsSync } from "node:fs";
-import { dirname, join, parse } from "node:path";
+import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
-import { checkRegularFile, FileProblem, readRegularFile } from "../base/files.js";
+import { FileProblem, readRegularFile } from "../base/files.js";
 import { levelRank, type Level } from "./levels.js";
 import { parseJson } from "../base/json.js";
 import { expandHome, type Env } from "../base/paths.js";
+import { findProjectConfig } from "./project-config.js";
 import { credentialArgs } from "./redaction.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
 
@@ -122,7 +122,8 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     notes: [],
   };
   const project = await findProjectConfig(options.cwd ?? process.cwd());
-  if (project) applyProject(config, project.config, project.filepath);
+  for (const file of project.ignored) config.notes.push(`${file}: a project config that runs code is never loaded; ignored (put its settings in .uuldanarc.json or .uuldanarc.yaml)`);
+  if (project.found) applyProject(config, project.found.config, project.found.filepath);
   return config;
 }
 
@@ -264,72 +265,6 @@ function reorderEntries(config: Config, items: (string | RawEntry)[], note: (tex
   });
   return result;
 }
-
-const PROJECT_PLACES = ["package.json", ".uuldanarc", ".uuldanarc.json", "uuldana.config.json"];
-
-// Project config files are JSON only: a cloned repository never runs code here, nor makes uuldana read other files.
-// From the current folder up to the repository's root, the first folder with one of the places wins; in a folder,
-// the places are tried in order, and an empty file, or a package.json without a "uuldana" key, is passed by.
-async function findProjectConfig(cwd: string): Promise<{ config: unknown; filepath: string } | undefined> {
-  const stop = repositoryRoot(cwd);
-  for (let dir = cwd; ; dir = dirname(dir)) {
-    await checkProjectPlaces(dir);
-    const found = await readProjectPlace(dir);
-    if (found) return found;
-    if (dir === stop || dir === dirname(dir)) return undefined;
-  }
-}
-
-async function readProjectPlace(dir: string): Promise<{ config: unknown; filepath: string } | undefined> {
-  for (const name of PROJECT_PLACES) {
-    const filepath = join(dir, name);
-    let content: string;
-    try {
-      content = await readRegularFile(filepath);
-    } catch (error) {
-      if (error instanceof FileProblem && error.missing) continue;
-      throw unreadable(error instanceof FileProblem ? error : new FileProblem(filepath, "cannot be read", "check its permissions", false, error));
-    }
-    if (content.trim() === "") continue;
-    const inPackage = name === "package.json";
-    // in a package.json only uuldana's own key is uuldana's business
-    const data = parseJson(content, filepath, "E_JSON_SYNTAX", inPackage ? "uuldana" : undefined);
-    const own = inPackage ? (data as { uuldana?: unknown } | null)?.uuldana : data;
-    if (own === undefined || own === null) continue;
-    if (typeof own === "object" && "$import" in own) {
-      throw new UuldanaError("E_CONFIG_INVALID", `invalid project config ${filepath}: "$import" is not supported`, {
-        hint: "a project config is read on its own; put the settings in this file",
-      });
-    }
-    return { config: own, filepath };
-  }
-  return undefined;
-}
-
-// A folder, named pipe or broken link where a project config would be is reported before any place is read: a
-// pipe would wait forever, and a broken place must not let a later one stand in for it without a word.
-async function checkProjectPlaces(dir: string): Promise<void> {
-  for (const name of PROJECT_PLACES) {
-    const problem = await checkRegularFile(join(dir, name));
-    if (problem) throw unreadable(problem);
-  }
-}
-
-function unreadable(problem: FileProblem): UuldanaError {
-  return new UuldanaError("E_CONFIG_UNREADABLE", `cannot read project config ${problem.file}: it ${problem.reason}`, {
-    hint: `a project config must be a JSON file: ${problem.fix}`,
-    cause: problem.cause,
-  });
-}
-
-// The nearest folder holding .git, or the start folder itself outside a repository.
-function repositoryRoot(start: string): string {
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".git"))) return dir;
-    if (dir === parse(dir).root) return start;
-  }
-}
-
 
 // One item of the priority list.
 export interface Entry {
