@@ -31,6 +31,7 @@ describe("uuldana help [command] [subcommand]", () => {
         "  uuldana run                                  # the first available entry, at the config's ceiling",
         "  uuldana run --provider codex                 # try codex first",
         "  uuldana run --ceiling read-only              # no agent may change anything without asking",
+        "  uuldana run --ceiling auto-edit              # this session only: agents may edit files without asking",
         "  uuldana run --no-failover -- --model sonnet  # stay on the first agent; --model sonnet goes to it",
         "",
       ].join("\n"),

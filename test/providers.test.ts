@@ -198,17 +198,23 @@ describe("providers list", () => {
     expect(low.rows[0]!.level).toBeNull();
   });
 
-  it("lets --ceiling lower the ceiling, never raise it above the config's, and says so", async () => {
+  it("lets --ceiling raise or lower the config's ceiling, and a project's config still lower it", async () => {
     dropIn("alpha", { levels: { ask: { args: ["--ask"] }, "full-access": { args: ["--yolo"] } } });
     sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false, ceiling: "ask" });
     const raised = await listJson(["--ceiling", "full-access"]);
-    expect(raised.rows[0]!.level).toBe("ask");
-    expect(raised.stderr).toBe(
-      `note: --ceiling full-access is above the ceiling your config allows (ask), so ask is used; to allow more, set "ceiling" in ${sandbox.config}/config.json\n`,
-    );
+    expect([raised.rows[0]!.level, raised.stderr]).toEqual(["full-access", ""]);
+    let run = await sandbox.run(["providers", "list", "--ceiling", "full-access"]);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe("Ceiling full-access (--ceiling): a new session starts alpha at full-access.");
     const lowered = await listJson(["--ceiling", "read-only"]);
     expect(lowered.rows[0]!.reasons).toEqual(['refused: cannot run within the ceiling "read-only" (it enforces only ask, full-access)']);
     expect(lowered.stderr).toBe("");
+
+    const project = sandbox.write("project/.uuldanarc.yaml", "ceiling: ask\n");
+    const capped = await listJson(["--ceiling", "full-access"]);
+    expect(capped.rows[0]!.level).toBe("ask");
+    expect(capped.stderr).toBe(`note: --ceiling full-access is above the ceiling ${project} allows (ask), so ask is used\n`);
+    run = await sandbox.run(["providers", "list", "--ceiling", "full-access"]);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe("Ceiling ask (project): a new session starts alpha at ask.");
   });
 
   it("lists a drop-in manifest, reports a broken one with file and pointer, and still lists the rest", async () => {

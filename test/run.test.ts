@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -87,6 +87,25 @@ describe("uuldana run", () => {
       'line agent ready; args: ["--base","--ask","--entry","--agent"]; LEVEL_ENV=ask ENTRY_ENV=mine USER_ENV=u',
     ]);
     expect(terminal.title).toBe("uuldana · line · ask");
+  });
+
+  it("runs at the ceiling typed with --ceiling, above the config's, and says where the ceiling came from", async () => {
+    const file = join(sandbox.config, "config.json");
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), ceiling: "read-only" }));
+    const terminal = open(["run", "--ceiling", "ask", "--provider", "line"], { cols: 140 });
+    const screen = await terminal.waitFor("line agent ready");
+    expect(screen[0]).toBe("uuldana: starting line (Stand-in line 1.0.0) at ask (--ceiling ask) · ctrl-] opens uuldana's prompt");
+    expect(terminal.title).toBe("uuldana · line · ask (--ceiling)");
+    expect(agentArgs(terminal)).toEqual(["--base", "--ask", "--entry"]);
+
+    const project = sandbox.write("project/.uuldanarc.yml", "ceiling: read-only\n");
+    const capped = open(["run", "--ceiling", "ask", "--provider", "line"], { cols: 160 });
+    const lines = await capped.waitFor("line agent ready");
+    expect(lines.slice(0, 2)).toEqual([
+      `note: --ceiling ask is above the ceiling ${project} allows (read-only), so read-only is used`,
+      "uuldana: starting line (Stand-in line 1.0.0) at read-only (ceiling read-only from the project's config) · ctrl-] opens uuldana's prompt",
+    ]);
+    expect(capped.title).toBe("uuldana · line · read-only (project)");
   });
 
   it("passes keys through and exits with the agent's exit code", async () => {

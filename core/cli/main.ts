@@ -113,7 +113,7 @@ function addRunCommands(program: Command, { done, context: commandContext, wants
     .command("run")
     .description("run the first available entry of the priority list in this terminal, passed through untouched")
     .option("--provider <entry>", "try this entry first")
-    .addOption(new Option("--ceiling <level>", "the most the agents may do without asking").choices(LEVELS))
+    .addOption(new Option("--ceiling <level>", "the most the agents may do without asking, for this session: above or below your config's ceiling (a project's config can still lower it)").choices(LEVELS))
     .option("--no-failover", "stay on the first agent when its allowance is gone")
     .option("--wait", "when every entry is resting, wait for the first to return instead of exiting")
     .argument("[agent-args...]", "arguments after -- go to the first agent")
@@ -245,7 +245,7 @@ function addProviderCommands(program: Command, { done, context: commandContext, 
     .addHelpCommand(false)
     .exitOverride();
 
-  const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling").choices(LEVELS);
+  const ceilingOption = new Option("--ceiling <level>", "assess entries as under this ceiling, as run --ceiling would (a project's config can still lower it)").choices(LEVELS);
   providers
     .command("list", { isDefault: true })
     .description("show the priority list: order, source, version, level, prompt support, resting, status")

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 
 import { UuldanaError, formatError } from "../base/errors.js";
 import type { Context } from "../config/context.js";
+import { ceilingOrigin } from "../config/levels.js";
 import { loadManifestFile } from "../registry/manifest.js";
 import { listManifestFiles } from "../registry/packs.js";
 import { describeRestingModels, formatInstant, type Assessment } from "../session/eligibility.js";
@@ -12,7 +13,7 @@ import { renderTable } from "./table.js";
 
 // uuldana providers list: the priority list with each entry's state, as a table or JSON.
 export async function listProviders(context: Context, options: ListOptions = {}): Promise<CommandResult> {
-  const { rows, notes, ceiling, records } = await assessProviders(context, options);
+  const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(context, options);
   const stderr = notes.length ? notes.join("\n") + "\n" : "";
   const sourceOf = (row: Assessment): string | null => records.get(row.entry.id)?.source ?? null;
   if (options.json) return result(JSON.stringify(rows.map((row) => toJson(row, sourceOf(row))), null, 2) + "\n", stderr);
@@ -35,9 +36,9 @@ export async function listProviders(context: Context, options: ListOptions = {})
     ]),
   );
   const first = rows.find((row) => row.eligible);
-  const summary = first
-    ? `Ceiling ${ceiling}: a new session starts ${first.entry.key} at ${first.level}.`
-    : `Ceiling ${ceiling}: no entry can run now.`;
+  const origin = ceilingOrigin({ level: ceiling, from: ceilingFrom }, false);
+  const shown = `Ceiling ${ceiling}${origin ? ` (${origin})` : ""}`;
+  const summary = first ? `${shown}: a new session starts ${first.entry.key} at ${first.level}.` : `${shown}: no entry can run now.`;
   return result(`${table}\n${summary}\n`, stderr);
 }
 

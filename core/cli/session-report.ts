@@ -1,3 +1,4 @@
+import { ceilingOrigin } from "../config/levels.js";
 import { UuldanaError, formatError } from "../base/errors.js";
 import { escapeControls, safeOutput } from "../base/safe-text.js";
 import type { Context } from "../config/context.js";
@@ -122,7 +123,8 @@ function noEntryError(facts: NothingCanRun): UuldanaError {
 }
 
 function opening(run: RunReport, previous: RunReport | undefined): string {
-  const starting = `${run.entry} (${run.name} ${run.version ?? ""}) at ${run.level}${run.prompted ? " with the conversation so far" : ""}`;
+  const origin = run.ceilingOrigin ? ` (${ceilingOrigin(run.ceilingOrigin, true)})` : "";
+  const starting = `${run.entry} (${run.name} ${run.version ?? ""}) at ${run.level}${origin}${run.prompted ? " with the conversation so far" : ""}`;
   if (run.nativeResume) return `resuming ${run.entry}'s own conversation (${run.nativeResume.join(" ")}); starting ${starting}`;
   // an agent whose transcript was looked for and not found: its part of the conversation is what its screen showed
   const fromScreen = previous?.conversationFrom === "screen, its transcript unread" && run.prompted ? ` (${previous.entry}'s part from its screen: its transcript could not be found or read)` : "";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFile } from "../base/files.js";
-import { levelRank, type Level } from "./levels.js";
+import type { Level } from "./levels.js";
 import { parseJson } from "../base/json.js";
 import { expandHome, type Env } from "../base/paths.js";
 import { findProjectConfig } from "./project-config.js";
@@ -15,7 +15,9 @@ export interface Config {
   failover: boolean;
   autoDetect: boolean;
   cooldownMinutes: number;
+  // the user's own ceiling (config.json's, else the default); ceilingInForce adds --ceiling and the project's
   ceiling: Level;
+  ceilingFrom: "default" | "config";
   // the ceiling a project set, which nothing (not even --ceiling) may exceed
   projectCeiling: Level | undefined;
   quietSeconds: number;
@@ -101,6 +103,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     autoDetect: user.auto_detect ?? true,
     cooldownMinutes: user.cooldown_minutes ?? 300,
     ceiling: user.ceiling ?? "ask",
+    ceilingFrom: user.ceiling === undefined ? "default" : "config",
     projectCeiling: undefined,
     quietSeconds: user.quiet_seconds ?? 1.5,
     dismissSeconds: user.dismiss_seconds ?? 20,
@@ -226,14 +229,8 @@ function applyProject(config: Config, data: unknown, file: string): void {
   assertValid(allowed, file);
   const project = allowed as RawConfig & Record<string, unknown>;
   config.projectFile = file;
-  if (project.ceiling !== undefined) {
-    if (levelRank(project.ceiling) > levelRank(config.ceiling)) {
-      note(`"ceiling": "${project.ceiling}" is above your ceiling "${config.ceiling}"; ignored`);
-    } else {
-      config.ceiling = project.ceiling;
-      config.projectCeiling = project.ceiling;
-    }
-  }
+  // a project's ceiling only ever lowers: ceilingInForce weighs it against the ceiling the session starts from
+  if (project.ceiling !== undefined) config.projectCeiling = project.ceiling;
   if (project.failover === false) config.failover = false;
   else if (project.failover === true && !config.failover) note(`"failover": true would turn on what you turned off; ignored`);
   if (project.quiet_seconds !== undefined) config.quietSeconds = project.quiet_seconds;

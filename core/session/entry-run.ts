@@ -18,6 +18,7 @@ export async function runEntry(settings: RunSettings, options: EntryRunOptions):
     start: options.start,
     nativeResume: options.nativeResume,
     restedUntil: options.restedUntil,
+    ceiling: { level: options.ceiling, from: options.ceilingFrom },
   };
   const launch = planLaunch(options.chosen, facts);
   options.starting(launch.report);

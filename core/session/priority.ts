@@ -1,5 +1,5 @@
 import type { Context } from "../config/context.js";
-import { effectiveCeiling, levelRank, type Level } from "../config/levels.js";
+import { ceilingInForce, type CeilingInForce, type Level } from "../config/levels.js";
 import { formatError } from "../base/errors.js";
 import { escapeControls } from "../base/safe-text.js";
 import { detectProviders } from "../registry/detect.js";
@@ -23,6 +23,7 @@ export interface Priority {
   rows: Assessment[];
   notes: string[];
   ceiling: Level;
+  ceilingFrom: CeilingInForce["from"];
   records: ReadonlyMap<string, ManifestRecord>;
 }
 
@@ -45,7 +46,8 @@ export async function assessProviders(
     detections,
     includeAll: options.all === true,
   });
-  const ceiling = effectiveCeiling(config.ceiling, options.ceiling, config.projectCeiling);
+  const inForce = ceilingInForce(config, options.ceiling);
+  const ceiling = inForce.level;
   const now = options.now ?? new Date();
   // read from files and the environment only: the CLIs themselves are not asked
   const signIns = new Map<string, SignInReading>();
@@ -57,14 +59,11 @@ export async function assessProviders(
     assessEntry(entry, index + 1, providers, detections, { ceiling, cooldowns, now, handoff: options.handoff, signIns }),
   );
   // each note is one line, whatever the values it quotes from a project's config or a manifest hold
-  const notes = [...config.notes.map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
-  if (options.ceiling && levelRank(options.ceiling) > levelRank(ceiling)) {
-    notes.push(`note: --ceiling ${options.ceiling} is above the ceiling your config allows (${ceiling}), so ${ceiling} is used; to allow more, set "ceiling" in ${config.userFile}`);
-  }
+  const notes = [...[...config.notes, ...inForce.notes].map(escapeControls), ...registry.notes.map((note) => `note: ${escapeControls(note)}`)];
   if (cooldowns.problem) notes.push(`warning: ${cooldowns.problem}`);
   notes.push(...sharedAccounts(rows).map(escapeControls));
   const broken = registry.broken.map((record) => formatError(record.error!).trimEnd());
-  return { rows, notes: [...notes, ...broken], ceiling, records: registry.providers };
+  return { rows, notes: [...notes, ...broken], ceiling, ceilingFrom: inForce.from, records: registry.providers };
 }
 
 // --- internal ---

@@ -34,6 +34,8 @@ export interface RunReport {
   name: string;
   version: string | null;
   level: Level;
+  // the ceiling above that level when the user typed it (--ceiling) or a project's config set it, for the banner
+  ceilingOrigin?: { level: Level; from: "command line" | "project" };
   // how it started: the session's first, after another entry's limit, or continuing a session
   start: RunStart;
   // it was handed the conversation so far as its first prompt

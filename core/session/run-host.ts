@@ -1,3 +1,4 @@
+import { ceilingOrigin } from "../config/levels.js";
 import { escapeControls } from "../base/safe-text.js";
 import { changeOrder, type OrderChange } from "../config/agent-order.js";
 import type { DrawnAround } from "../host/drawn-lines.js";
@@ -27,7 +28,8 @@ export function hostOptions(settings: RunSettings, options: EntryRunOptions, lau
     env: launch.env,
     cwd: settings.cwd,
     entry: launch.report.entry,
-    level: launch.report.level,
+    // the title names where the ceiling came from when the user typed it or a project set it
+    level: [launch.report.level, launch.report.ceilingOrigin && `(${ceilingOrigin(launch.report.ceilingOrigin, false)})`].filter(Boolean).join(" "),
     exit: launch.manifest.exit,
     commandKey: settings.commandKey,
     scrollback: settings.scrollback,

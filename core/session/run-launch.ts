@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { basename, join } from "node:path";
 
+import type { CeilingInForce } from "../config/levels.js";
 import { userLocale } from "../base/locale.js";
 import type { QuotaQuery } from "../registry/adapter.js";
 import type { ProviderHooks } from "../registry/provider.js";
@@ -26,6 +27,7 @@ export interface LaunchFacts {
   start: RunStart;
   nativeResume: string[] | undefined;
   restedUntil: Date | undefined;
+  ceiling: Pick<CeilingInForce, "level" | "from">;
 }
 
 export interface Launch {
@@ -121,6 +123,7 @@ function newReport(chosen: Assessment, facts: LaunchFacts): RunReport {
     prompted: facts.prompt !== undefined,
     nativeResume: facts.nativeResume,
     restedUntil: facts.restedUntil,
+    ...(facts.ceiling.from === "command line" || facts.ceiling.from === "project" ? { ceilingOrigin: { level: facts.ceiling.level, from: facts.ceiling.from } } : {}),
     end: "exited",
     exitCode: null,
     signal: null,

@@ -1,4 +1,4 @@
-import type { Level } from "../config/levels.js";
+import type { CeilingInForce, Level } from "../config/levels.js";
 import type { ManifestRecord } from "../registry/types.js";
 import type { Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
@@ -30,6 +30,8 @@ export interface EntryRunOptions {
   prompt: string | undefined;
   promptFile: string | undefined;
   ceiling: Level;
+  // where the ceiling came from (the user's config, the default, --ceiling or the project's config)
+  ceilingFrom: CeilingInForce["from"];
   sessionId: string;
   journal: Journal;
   // the run's number in the session, for its files

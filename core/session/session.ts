@@ -7,7 +7,7 @@ import { VERSION } from "../base/version.js";
 import { addSecrets, redactorFor, type Redactor } from "../config/redaction.js";
 import { loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
-import { effectiveCeiling, type Level } from "../config/levels.js";
+import { ceilingInForce, type CeilingInForce, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
 import { compileLinePatterns } from "../registry/patterns.js";
 import { notSignedInReason } from "../registry/sign-in.js";
@@ -116,7 +116,7 @@ class SessionLoop {
     const begun = {
       uuldana: VERSION,
       cwd: context.cwd,
-      ceiling: effectiveCeiling(context.config.ceiling, options.ceiling, context.config.projectCeiling),
+      ...ceilingFields(ceilingInForce(context.config, options.ceiling)),
       pid: process.pid,
       pid_start: processStarted(process.pid) ?? null,
     };
@@ -139,7 +139,7 @@ class SessionLoop {
     const first = this.runs.length === 0;
     await this.reloadConfig(first);
     const handoff: boolean = this.parts.length > 0 && this.spoken;
-    const { rows, notes, ceiling, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
+    const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
     // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
     for (const part of this.parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome ?? []);
     if (first && notes.length) this.emit({ type: "notes", notes });
@@ -157,7 +157,7 @@ class SessionLoop {
       this.emit({ type: "wait-over", entry: chosen.entry.key });
       this.waiting = false;
     }
-    const report = await this.start(chosen, { first, handoff, rows, ceiling, records });
+    const report = await this.start(chosen, { first, handoff, rows, ceiling, ceilingFrom, records });
     return await this.afterRun(chosen, report);
   }
 
@@ -235,6 +235,7 @@ class SessionLoop {
       prompt: prompt?.prompt,
       promptFile: prompt ? join(this.journal.folder, `prompt-${this.parts.length}.txt`) : undefined,
       ceiling: step.ceiling,
+      ceilingFrom: step.ceilingFrom,
       sessionId: this.sessionId,
       journal: this.journal,
       runIndex: ++this.runIndex,
@@ -344,6 +345,7 @@ interface StepFacts {
   handoff: boolean;
   rows: Assessment[];
   ceiling: Level;
+  ceilingFrom: CeilingInForce["from"];
   records: ReadonlyMap<string, ManifestRecord>;
 }
 
@@ -433,4 +435,9 @@ function nothingCanRun(rows: Assessment[], ceiling: Level, failures: ReadonlyMap
     .sort((a, b) => a.getTime() - b.getTime())[0];
   const reasons = (row: Assessment): string[] => (row.reasons.length ? row.reasons : [failures.get(row.entry.key) ?? signIn.get(row.entry.key)].filter((reason) => reason !== undefined));
   return { ceiling, entries: rows.map((row) => ({ entry: row.entry.key, reasons: reasons(row) })), firstReturn };
+}
+
+// The session-start line's ceiling: the level, and where it came from when not the user's standing choice.
+function ceilingFields(ceiling: CeilingInForce): Record<string, string> {
+  return ceiling.from === "command line" || ceiling.from === "project" ? { ceiling: ceiling.level, ceiling_from: ceiling.from } : { ceiling: ceiling.level };
 }
