@@ -342,6 +342,27 @@ describe("project config", () => {
   });
 });
 
+describe("config mistakes", () => {
+  it("names the key and the value a slip away from a known one, with the fix", async () => {
+    const file = sandbox.write("config/config.json", { quiet_second: 2, ceiling: "full-acess", failover: true });
+    const run = await sandbox.run(["providers", "list"]);
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: [
+        `uuldana: invalid config ${file} (2 problems) [E_CONFIG_INVALID]`,
+        '  at /quiet_second (quiet_second): unknown key "quiet_second"',
+        '    hint: rename "quiet_second" to "quiet_seconds"',
+        "  at /ceiling (ceiling): is not one of the allowed values",
+        '    value: "full-acess"',
+        '    allowed: "read-only", "ask", "auto-edit", "full-access"',
+        '    hint: change "full-acess" to "full-access"',
+        "",
+      ].join("\n"),
+    });
+  });
+});
+
 describe("config values beyond what a clock can hold", () => {
   it.each([
     ["cooldown_minutes", 1e308, "1e+308", "a number of at most 525600", "How long an entry rests after a limit when no reset time can be read (default 300; at most 525600, a year)."],

@@ -153,7 +153,7 @@ describe("a project config that is not a file", () => {
     expect(await runQuickly(["providers", "list"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `uuldana: cannot read project config ${file}: it is a named pipe (FIFO), not a file [E_CONFIG_UNREADABLE]\nhint: a project config must be a JSON file: replace it with a regular file, or remove it\n`,
+      stderr: `uuldana: cannot read project config ${file}: it is a named pipe (FIFO), not a file [E_CONFIG_UNREADABLE]\nhint: a project config must be a JSON or YAML file: replace it with a regular file, or remove it\n`,
     });
   });
 

@@ -127,6 +127,22 @@ describe("providers list", () => {
     expect(run.code).toBe(0);
   });
 
+  it("names the provider a mistyped id most likely meant, an installed one first", async () => {
+    // "alphb" is known but not installed, "alpha" installed: both one letter from "alphx"
+    dropIn("alphb", {});
+    dropIn("alpine", {});
+    sandbox.write("config/config.json", { providers: ["alphx", "alpin", "zzz"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    const reasons = (JSON.parse(run.stdout) as { entry: string; reasons: string[] }[]).map((row) => [row.entry, row.reasons[0]]);
+    expect(reasons).toEqual([
+      ["alphx", 'unknown provider "alphx": no valid manifest has this id; did you mean "alpha"?'],
+      ["alpin", 'unknown provider "alpin": no valid manifest has this id; did you mean "alpine"?'],
+      ["zzz", 'unknown provider "zzz": no valid manifest has this id'],
+    ]);
+    const typo = await sandbox.run(["run", "--provider", "alpn"]);
+    expect(typo.stderr.split("\n").at(-2)).toBe("hint: did you mean --provider alpin?");
+  });
+
   it("allows the same provider twice under different names and keeps auto_detect off to the list", async () => {
     sandbox.write("config/config.json", { providers: ["alpha", { id: "alpha", name: "alpha-2" }], auto_detect: false });
     const { rows } = await listJson();

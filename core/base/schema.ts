@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ErrorObject, Options, ValidateFunction } from "ajv/dist/2020.js";
 
 import { packageRoot } from "./paths.js";
+import { closestWord } from "./suggest.js";
 
 export const SCHEMA_NAMES = ["manifest", "config"] as const;
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
@@ -153,6 +154,9 @@ function toIssue(error: ErrorObject, root: JsonSchema): Issue | undefined {
     case "additionalProperties": {
       const extra = String(params.additionalProperty);
       const known = Object.keys((error.parentSchema as JsonSchema | undefined)?.properties ?? {});
+      // a key one slip away from a known one is that key misspelled: the fix is the rename
+      const near = closestWord(extra, known);
+      if (near) return { pointer: `${pointer}/${escapePointerSegment(extra)}`, message: `unknown key "${extra}"`, hint: `rename "${extra}" to "${near}"` };
       return {
         pointer: `${pointer}/${escapePointerSegment(extra)}`,
         message: `unknown key "${extra}"`,
@@ -178,6 +182,12 @@ function toIssue(error: ErrorObject, root: JsonSchema): Issue | undefined {
         };
       }
       return { pointer, message: "does not have the expected form", value: error.data, allowed: `text matching ${String(params.pattern)}`, hint };
+    case "enum": {
+      const values = (params.allowedValues as unknown[]).filter((value): value is string => typeof value === "string");
+      const near = typeof error.data === "string" ? closestWord(error.data, values) : undefined;
+      const fix = near ? `change "${String(error.data)}" to "${near}"` : hint;
+      return { pointer, message: plainMessage(error), value: error.data, allowed: allowedFor(error, root), hint: fix };
+    }
     default:
       return { pointer, message: plainMessage(error), value: error.data, allowed: allowedFor(error, root), hint };
   }

@@ -1,3 +1,4 @@
+import { closestWord } from "../base/suggest.js";
 import type { Context } from "../config/context.js";
 import { modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
 import { formatInstant } from "../session/eligibility.js";
@@ -51,7 +52,7 @@ export async function clearCooldowns(context: Context, entry: string | undefined
     if (!known.includes(entry)) {
       throw new UuldanaError("E_USAGE", `cooldowns clear ${entry}: no entry has this key`, {
         details: [`  entries: ${known.join(", ") || "none"}`],
-        hint: 'run "uuldana cooldowns" to see which entries are resting',
+        hint: closestWord(entry, known) ? `did you mean "uuldana cooldowns clear ${closestWord(entry, known)}"?` : 'run "uuldana cooldowns" to see which entries are resting',
       });
     }
   }

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
 
+import { closestWord } from "../base/suggest.js";
 import type { Context } from "../config/context.js";
 import { UuldanaError } from "../base/errors.js";
 import { userLocale } from "../base/locale.js";
@@ -47,8 +48,9 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
     const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
     const record = registry.providers.get(options.provider);
     if (!record) {
+      const near = closestWord(options.provider, [...registry.providers.keys()]);
       throw new UuldanaError("E_USAGE", `--provider ${options.provider}: no valid manifest has this id`, {
-        hint: 'run "uuldana providers list --all" to see the known providers',
+        hint: near ? `did you mean --provider ${near}?` : 'run "uuldana providers list --all" to see the known providers',
       });
     }
     reader.phrases = (record.manifest.limit_phrases ?? []).map(compilePhrase);

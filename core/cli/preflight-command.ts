@@ -1,4 +1,5 @@
 import { UuldanaError } from "../base/errors.js";
+import { closestWord } from "../base/suggest.js";
 import type { Context } from "../config/context.js";
 import { PREFLIGHT_CHECKS, preflight, type EntryPreflight } from "../session/preflight.js";
 import { result, type CommandResult } from "./result.js";
@@ -10,7 +11,7 @@ export async function preflightCommand(context: Context, entry: string | undefin
   if (entry !== undefined && checked.entries.length === 0) {
     throw new UuldanaError("E_USAGE", `preflight ${entry}: no entry has this key`, {
       details: [`  entries: ${checked.keys.join(", ") || "none"}`],
-      hint: 'run "uuldana providers list" to see the priority list',
+      hint: near(entry, checked.keys) ?? 'run "uuldana providers list" to see the priority list',
     });
   }
   const stderr = checked.notes.length ? checked.notes.join("\n") + "\n" : "";
@@ -36,4 +37,9 @@ function render(one: EntryPreflight): string {
   const lines = [`${one.entry} (${what}): ${one.ready ? "ready" : "not ready"}`];
   for (const check of one.checks) lines.push(`  ${check.ok ? "✓" : "✗"} ${check.name.padEnd(WIDTH)}  ${check.detail}`);
   return lines.join("\n") + "\n";
+}
+
+function near(entry: string, keys: readonly string[]): string | undefined {
+  const found = closestWord(entry, keys);
+  return found ? `did you mean "uuldana preflight ${found}"?` : undefined;
 }

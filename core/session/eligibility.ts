@@ -1,3 +1,4 @@
+import { closestWord } from "../base/suggest.js";
 import type { CooldownTable } from "./cooldowns.js";
 import { restingModels, restingUntil } from "./cooldowns.js";
 import type { Detection } from "../registry/detect.js";
@@ -80,7 +81,8 @@ export function assessEntry(
   const signIn = context.signIns?.get(entry.key) ?? CANNOT_TELL;
   if (!manifest) {
     // the id may come from a cloned repository's config: its reasons are shown and printed, so they are made safe
-    reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id`);
+    const near = closestWord(entry.id, installedFirst(providers, detections));
+    reasons.push(`unknown provider "${escapeControls(entry.id)}": no valid manifest has this id${near ? `; did you mean "${near}"?` : ""}`);
     return { order, entry, manifest, detection, level: null, levelReasons: [], prompt: "none", restingUntil: resting, restingModels: models, signIn, eligible: false, reasons };
   }
   // a probe's problem quotes what the program printed
@@ -123,4 +125,10 @@ export function describeRestingModels(models: readonly { model: string; until: D
 // "2026-12-01 14:05 UTC": short, unambiguous, the same on every machine.
 export function formatInstant(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+// The known provider ids, installed ones first: what a mistyped id most likely meant.
+function installedFirst(providers: ReadonlyMap<string, Manifest>, detections: ReadonlyMap<string, Detection>): string[] {
+  const ids = [...providers.keys()];
+  return [...ids.filter((id) => detections.get(id)?.installed), ...ids.filter((id) => !detections.get(id)?.installed)];
 }

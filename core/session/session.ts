@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
+import { closestWord } from "../base/suggest.js";
 import { UuldanaError } from "../base/errors.js";
 import { processStarted, signalNumber } from "../base/process.js";
 import { VERSION } from "../base/version.js";
@@ -420,9 +421,10 @@ function putFirst(rows: Assessment[], key: string | undefined): Assessment[] {
   if (!key) return rows;
   const index = rows.findIndex((row) => row.entry.key === key);
   if (index === -1) {
+    const near = closestWord(key, rows.map((row) => row.entry.key));
     throw new UuldanaError("E_USAGE", `--provider ${key}: no entry has this key`, {
       details: [`  entries: ${rows.map((row) => row.entry.key).join(", ") || "none"}`],
-      hint: 'run "uuldana providers list --all" to see every entry and provider',
+      hint: near ? `did you mean --provider ${near}?` : 'run "uuldana providers list --all" to see every entry and provider',
     });
   }
   return [rows[index]!, ...rows.slice(0, index), ...rows.slice(index + 1)];
