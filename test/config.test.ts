@@ -363,6 +363,39 @@ describe("config mistakes", () => {
   });
 });
 
+describe("a broken config", () => {
+  it("stops only the commands that need it; the others say once that it is not used, and go on", async () => {
+    const file = sandbox.write("config/config.json", '{"providers": [');
+    const notice = `uuldana: note: your config is not used (the defaults are): ${file}:1:16: invalid JSON [E_JSON_SYNTAX]; this command does not need it ("uuldana providers list" shows what to fix)\n`;
+    expect(await sandbox.run(["sessions"])).toEqual({ code: 0, stdout: "No sessions yet.\n", stderr: notice });
+    expect(await sandbox.run(["cooldowns", "--json"])).toEqual({ code: 0, stdout: "[]\n", stderr: notice });
+    const explained = await sandbox.run(["explain", "--provider", "codex", "You've hit your usage limit"]);
+    expect([explained.code, explained.stderr]).toEqual([0, notice]);
+    expect(await sandbox.run(["completion", "--values", "sessions"])).toEqual({ code: 0, stdout: "", stderr: "" });
+    const report = await sandbox.run(["report"]);
+    expect([report.code, report.stderr.split("\n")[0] + "\n"]).toEqual([2, notice]);
+    const listed = await sandbox.run(["providers", "list"]);
+    expect([listed.code, listed.stderr.split("\n")[0]]).toEqual([2, `uuldana: ${file}:1:16: invalid JSON [E_JSON_SYNTAX]`]);
+  });
+
+  it("without the project's config when that is what is broken, keeping the user's own", async () => {
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false });
+    const file = sandbox.write("project/.uuldanarc.yaml", "ceiling: [\n");
+    const run = await sandbox.run(["cooldowns", "clear", "codx"]);
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: [
+        `uuldana: note: the project's config is not used: ${file}:2:1: invalid YAML [E_YAML_SYNTAX]; this command does not need it ("uuldana providers list" shows what to fix)`,
+        "uuldana: cooldowns clear codx: no entry has this key [E_USAGE]",
+        "  entries: codex",
+        'hint: did you mean "uuldana cooldowns clear codex"?',
+        "",
+      ].join("\n"),
+    });
+  });
+});
+
 describe("config values beyond what a clock can hold", () => {
   it.each([
     ["cooldown_minutes", 1e308, "1e+308", "a number of at most 525600", "How long an entry rests after a limit when no reset time can be read (default 300; at most 525600, a year)."],

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Argument, Command, CommanderError, Option } from "commander";
 
-import { loadContext } from "../config/context.js";
+import { loadContext, loadContextDespiteConfig, type Context } from "../config/context.js";
 import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError } from "../base/errors.js";
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
@@ -70,10 +70,17 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     done,
     // the folders and merged config, for commands that need them (--config replaces config.json)
     context: () => loadContext({ configFile: program.opts<{ config?: string }>().config }),
+    // for commands that only read uuldana's own records: a broken config is said once, and they go on without it
+    recordsContext: async () => {
+      const { context, notice } = await loadContextDespiteConfig({ configFile: program.opts<{ config?: string }>().config });
+      if (notice) process.stderr.write(safeOutput(`uuldana: ${notice}\n`));
+      return context;
+    },
     // a command started with --json (or --jsonl): its failure is also printed on stdout, as JSON
     wantsJson: (options) => jsonOutput(options.jsonl ? "line" : options.json ? "pretty" : undefined),
   };
-  const commandContext = wiring.context;
+  // a Tab press says nothing of a broken config: completion goes on with what it can read
+  const quietContext = async (): Promise<Context> => (await loadContextDespiteConfig({ configFile: program.opts<{ config?: string }>().config })).context;
   addRunCommands(program, wiring);
   const groups = addHistoryCommands(program, wiring);
   groups.push(addProviderCommands(program, wiring));
@@ -87,7 +94,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
     .exitOverride()
     .action(async (shell: Shell | undefined, options: { values?: ListedValues }) => {
       const { listValues, printCompletion } = await import("./completion-command.js");
-      done(options.values ? await listValues(options.values, commandContext) : printCompletion(shell, completionTree(program), VERSION));
+      done(options.values ? await listValues(options.values, quietContext) : printCompletion(shell, completionTree(program), VERSION));
     });
 
   addHelp(program, () => done({ stdout: "", stderr: "", exitCode: 0 }));
@@ -104,11 +111,12 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
 interface Wiring {
   done: (result: CommandResult) => void;
   context: () => ReturnType<typeof loadContext>;
+  recordsContext: () => Promise<Context>;
   wantsJson: (options: { json?: boolean; jsonl?: boolean }) => void;
 }
 
 // The commands that run agents or read what they said: run, explain, resume, report, demo.
-function addRunCommands(program: Command, { done, context: commandContext, wantsJson }: Wiring): void {
+function addRunCommands(program: Command, { done, context: commandContext, recordsContext, wantsJson }: Wiring): void {
   program
     .command("run")
     .description("run the first available entry of the priority list in this terminal, passed through untouched")
@@ -136,7 +144,7 @@ function addRunCommands(program: Command, { done, context: commandContext, wants
     .action(async (words: string[], options: { json?: boolean; jsonl?: boolean; now?: string; provider?: string }) => {
       wantsJson(options);
       const { explainCommand } = await import("./explain-command.js");
-      const context = options.provider ? await commandContext() : undefined;
+      const context = options.provider ? await recordsContext() : undefined;
       done(await explainCommand(context, words, options));
     });
 
@@ -159,7 +167,7 @@ function addRunCommands(program: Command, { done, context: commandContext, wants
     .option("--last <n>", "add the last N lines each run drew")
     .exitOverride()
     .action(async (id: string | undefined, options: { last?: string }) => {
-      const context = await commandContext();
+      const context = await recordsContext();
       const { reportCommand } = await import("./report-command.js");
       done(reportCommand(context, id, options));
     });
@@ -176,7 +184,7 @@ function addRunCommands(program: Command, { done, context: commandContext, wants
 }
 
 // The sessions and cooldowns groups; the groups, for their unknown words.
-function addHistoryCommands(program: Command, { done, context: commandContext, wantsJson }: Wiring): Command[] {
+function addHistoryCommands(program: Command, { done, recordsContext, wantsJson }: Wiring): Command[] {
   const sessions = program.command("sessions").description("uuldana sessions and their history across providers").addHelpCommand(false).exitOverride();
   sessions
     .command("list", { isDefault: true })
@@ -185,7 +193,7 @@ function addHistoryCommands(program: Command, { done, context: commandContext, w
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
       wantsJson(options);
-      const context = await commandContext();
+      const context = await recordsContext();
       const { listSessions } = await import("./sessions-command.js");
       done(listSessions(context, options));
     });
@@ -197,7 +205,7 @@ function addHistoryCommands(program: Command, { done, context: commandContext, w
     .exitOverride()
     .action(async (id: string, options: { json?: boolean }) => {
       wantsJson(options);
-      const context = await commandContext();
+      const context = await recordsContext();
       const { showSession } = await import("./sessions-command.js");
       done(showSession(context, id, options));
     });
@@ -207,7 +215,7 @@ function addHistoryCommands(program: Command, { done, context: commandContext, w
     .argument("<session>", "the session's id")
     .exitOverride()
     .action(async (id: string) => {
-      const context = await commandContext();
+      const context = await recordsContext();
       const { stopSession } = await import("./sessions-command.js");
       done(stopSession(context, id));
     });
@@ -220,7 +228,7 @@ function addHistoryCommands(program: Command, { done, context: commandContext, w
     .exitOverride()
     .action(async (options: { json?: boolean }) => {
       wantsJson(options);
-      const context = await commandContext();
+      const context = await recordsContext();
       const { listCooldowns } = await import("./cooldowns-command.js");
       done(await listCooldowns(context, options));
     });
@@ -230,7 +238,7 @@ function addHistoryCommands(program: Command, { done, context: commandContext, w
     .argument("[entry]", "the entry's key")
     .exitOverride()
     .action(async (entry: string | undefined) => {
-      const context = await commandContext();
+      const context = await recordsContext();
       const { clearCooldowns } = await import("./cooldowns-command.js");
       done(await clearCooldowns(context, entry));
     });

@@ -87,6 +87,9 @@ export interface ConfigOptions {
   configFile?: string;
   cwd?: string;
   env?: Env;
+  // read the user's file (true) or take the defaults (false); merge the project's config (true) or not
+  user?: boolean;
+  project?: boolean;
 }
 
 const PROJECT_KEYS = new Set(["$schema", "providers", "failover", "quiet_seconds", "dismiss_seconds", "ceiling"]);
@@ -95,7 +98,7 @@ const PROJECT_KEYS = new Set(["$schema", "providers", "failover", "quiet_seconds
 export async function loadConfig(options: ConfigOptions): Promise<Config> {
   const env = options.env ?? process.env;
   const userFile = options.configFile ?? join(options.configDir, "config.json");
-  const user = await readUserConfig(userFile, options.configFile !== undefined);
+  const user = options.user === false ? {} : await readUserConfig(userFile, options.configFile !== undefined);
   const entries = toEntries(user.providers ?? [], userFile, env);
   const config: Config = {
     entries,
@@ -124,6 +127,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     projectFile: undefined,
     notes: [],
   };
+  if (options.project === false) return config;
   const project = await findProjectConfig(options.cwd ?? process.cwd());
   for (const file of project.ignored) config.notes.push(`${file}: a project config that runs code is never loaded; ignored (put its settings in .uuldanarc.json or .uuldanarc.yaml)`);
   if (project.found) applyProject(config, project.found.config, project.found.filepath);

@@ -1,3 +1,4 @@
+import { UuldanaError, type ErrorCode } from "../base/errors.js";
 import { loadConfig, type Config } from "./config.js";
 import { resolveDirs, type Dirs, type Env } from "../base/paths.js";
 
@@ -21,4 +22,40 @@ export async function loadContext(options: ContextOptions = {}): Promise<Context
   const dirs = resolveDirs(env);
   const config = await loadConfig({ configDir: dirs.config, configFile: options.configFile, cwd, env });
   return { dirs, config, env, cwd };
+}
+
+// For the commands that only read uuldana's own records (sessions, cooldowns, explain, report, completion): a broken
+// config does not stop them. Without the project's config when that is what is broken, else with the defaults; the
+// notice says so, for the caller to print once.
+export async function loadContextDespiteConfig(options: ContextOptions = {}): Promise<{ context: Context; notice?: string }> {
+  try {
+    return { context: await loadContext(options) };
+  } catch (error) {
+    if (!isConfigProblem(error)) throw error;
+    const env = options.env ?? process.env;
+    const cwd = options.cwd ?? process.cwd();
+    const dirs = resolveDirs(env);
+    const base = { configDir: dirs.config, configFile: options.configFile, cwd, env, project: false };
+    const userOnly = await loadConfig(base).catch((again: unknown) => (isConfigProblem(again) ? undefined : Promise.reject(again)));
+    const config = userOnly ?? (await loadConfig({ ...base, user: false }));
+    const what = userOnly ? "the project's config is not used" : "your config is not used (the defaults are)";
+    const notice = `note: ${what}: ${error.message} [${error.code}]; this command does not need it ("uuldana providers list" shows what to fix)`;
+    return { context: { dirs, config, env, cwd }, notice };
+  }
+}
+
+// --- internal ---
+
+const CONFIG_PROBLEMS: readonly ErrorCode[] = [
+  "E_CONFIG_INVALID",
+  "E_CONFIG_UNREADABLE",
+  "E_CONFIG_DUPLICATE_ENTRY",
+  "E_JSON_SYNTAX",
+  "E_JSON_DUPLICATE_KEY",
+  "E_JSON_TOO_DEEP",
+  "E_YAML_SYNTAX",
+];
+
+function isConfigProblem(error: unknown): error is UuldanaError {
+  return error instanceof UuldanaError && CONFIG_PROBLEMS.includes(error.code);
 }
