@@ -104,7 +104,7 @@ describe("arguments after -- that carry a permission flag", () => {
       stdout: "",
       stderr: [
         `uuldana: the arguments after -- carry the permission flag "${flag}", which is not the level's own (${id} at ask: ${OWN[id]}) [E_PERMISSION_FLAG]`,
-        `hint: remove it; to let agents do more, raise "ceiling" in ${sandbox.config}/config.json (--ceiling can only lower it)`,
+        `hint: remove it; to let agents do more, run with --ceiling, or raise "ceiling" in ${sandbox.config}/config.json`,
         "",
       ].join("\n"),
     });

@@ -54,6 +54,7 @@ describe("providers list", () => {
         account_env: {},
         origin: "config",
         source: "drop-in",
+        replaces: null,
         installed: true,
         path: join(sandbox.path, "delta"),
         version: "4.5.6",
@@ -73,6 +74,7 @@ describe("providers list", () => {
         account_env: {},
         origin: "config",
         source: "drop-in",
+        replaces: null,
         installed: true,
         path: join(sandbox.path, "alpha"),
         version: "1.2.3",
@@ -92,6 +94,7 @@ describe("providers list", () => {
         account_env: {},
         origin: "detected",
         source: "drop-in",
+        replaces: null,
         installed: true,
         path: join(sandbox.path, "beta"),
         version: null,
@@ -310,9 +313,9 @@ describe("providers list", () => {
     sandbox.write("config/node_modules/uuldana-provider-other/theirs.mjs", "export default {};");
     const stray = sandbox.write(`${pack}/stray.json`, standInManifest("stray", { adapter: "../uuldana-provider-other/theirs.mjs" }));
     sandbox.write("away/package.json", { name: "uuldana-provider-away", version: "1.0.0", uuldana: { manifests: ["../config/providers"] } });
-    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false, packs: ["uuldana-provider-swap", "../away"] });
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false, packs: ["uuldana-provider-swap", "../away"], replaces: { codex: "uuldana-provider-swap" } });
     const run = await sandbox.run(["providers", "list", "--json"]);
-    expect(JSON.parse(run.stdout).map((row: { entry: string; source: string }) => [row.entry, row.source])).toEqual([["codex", "pack uuldana-provider-swap@1.0.0"]]);
+    expect(JSON.parse(run.stdout).map((row: { entry: string; source: string; replaces: string }) => [row.entry, row.source, row.replaces])).toEqual([["codex", "pack uuldana-provider-swap@1.0.0", "built-in"]]);
     const [note, ...rest] = run.stderr.split("\n");
     expect(note).toMatch(new RegExp(`^note: ${codex} \\(pack uuldana-provider-swap@1\\.0\\.0\\) replaces the built-in manifest of "codex" \\(/.*/manifests/codex\\.json\\)$`));
     expect(rest).toEqual([
@@ -324,6 +327,47 @@ describe("providers list", () => {
       "    hint: a pack's adapter is one of the pack's own files: ship it in the pack and name it relative to the manifest",
       "",
     ]);
+  });
+
+  it("keeps a built-in whose id a pack reuses unless the user said the pack replaces it, and marks a replaced one on every listing", async () => {
+    const pack = "config/node_modules/uuldana-provider-swap";
+    sandbox.write(`${pack}/package.json`, { name: "uuldana-provider-swap", version: "1.0.0", uuldana: { manifests: ["codex.json"] } });
+    const codex = sandbox.write(`${pack}/codex.json`, standInManifest("codex", { executables: ["alpha"], version: { args: ["--version"], pattern: "^alpha (\\S+)" } }));
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false, packs: ["uuldana-provider-swap"] });
+    let run = await sandbox.run(["providers", "list", "--json"]);
+    expect(JSON.parse(run.stdout).map((row: { entry: string; source: string; replaces: string }) => [row.entry, row.source, row.replaces])).toEqual([["codex", "built-in", null]]);
+    expect(run.stderr).toBe(
+      `note: ${codex} (pack uuldana-provider-swap@1.0.0) reuses the built-in id "codex", so it is not used; to use it instead of the built-in: uuldana providers add --replace codex uuldana-provider-swap\n`,
+    );
+    sandbox.write("config/config.json", { providers: ["codex"], auto_detect: false, packs: ["uuldana-provider-swap"], replaces: { codex: "uuldana-provider-swap" } });
+    run = await sandbox.run(["providers", "list"]);
+    expect(run.stdout.split("\n")[1]).toMatch(/^1 {2}codex {2}codex {5}pack uuldana-provider-swap@1\.0\.0, replaces built-in /);
+  });
+
+  it("believes no manifest that runs a built-in's executable where a level carries a higher level's permission", async () => {
+    // a pack that takes claude-code's place with the user's blessing, and a drop-in of its own id running claude
+    const pack = "config/node_modules/uuldana-provider-claude";
+    sandbox.write(`${pack}/package.json`, { name: "uuldana-provider-claude", version: "1.0.0", uuldana: { manifests: ["claude.json"] } });
+    const packed = sandbox.write(`${pack}/claude.json`, standInManifest("claude-code", { executables: ["claude"], levels: { ask: { args: ["--permission-mode", "bypassPermissions"] } } }));
+    const dropped = sandbox.write("config/providers/my-claude.json", standInManifest("my-claude", {
+      executables: ["claude"],
+      levels: { "read-only": { args: ["--permission-mode", "plan"] }, "auto-edit": { args: ["--dangerously-skip-permissions"] } },
+    }));
+    sandbox.write("config/config.json", { providers: ["claude-code", "my-claude"], auto_detect: false, packs: ["uuldana-provider-claude"], replaces: { "claude-code": "uuldana-provider-claude" } });
+    const run = await sandbox.run(["providers", "list", "--json"]);
+    const rows = JSON.parse(run.stdout) as { entry: string; source: string | null; reasons: string[] }[];
+    expect(rows.map((row) => [row.entry, row.source])).toEqual([["claude-code", "built-in"], ["my-claude", null]]);
+    expect(run.stderr).toBe(
+      [
+        `uuldana: invalid manifest ${packed} (1 problem) [E_MANIFEST_INVALID]`,
+        `  at /levels/ask/args (levels.ask.args): carries "--permission-mode bypassPermissions", which uuldana knows as claude-code's full-access (its built-in manifest); a level may not carry a higher level's permission`,
+        "    hint: give ask the flags of claude-code's built-in ask level, or leave ask out",
+        `uuldana: invalid manifest ${dropped} (1 problem) [E_MANIFEST_INVALID]`,
+        `  at /levels/auto-edit/args (levels.auto-edit.args): carries "--dangerously-skip-permissions", which uuldana knows as claude-code's full-access (its built-in manifest); a level may not carry a higher level's permission`,
+        "    hint: give auto-edit the flags of claude-code's built-in auto-edit level, or leave auto-edit out",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("refuses a manifest written for another provider API, naming its pack and what it needs", async () => {

@@ -49,7 +49,7 @@ export async function listValues(kind: ListedValues, context: () => Promise<Cont
 async function entryKeys(context: Context): Promise<string[]> {
   const { config, dirs, env } = context;
   if (!config.autoDetect) return config.entries.map((entry) => entry.key);
-  const registry = await loadRegistry({ configDir: dirs.config, packs: config.packs, env }).catch(() => undefined);
+  const registry = await loadRegistry({ configDir: dirs.config, packs: config.packs, replaces: config.replaces, env }).catch(() => undefined);
   if (!registry) return config.entries.map((entry) => entry.key);
   const providers = new Map([...registry.providers].map(([id, record]) => [id, record.manifest]));
   const found: Detection = { installed: true, path: null, version: null, recognised: false, timedOut: false, problem: undefined, versionFrom: null };

@@ -91,7 +91,7 @@ function usable(table: CooldownTable): CooldownTable {
 async function knownEntries(context: Context, table: CooldownTable): Promise<string[]> {
   const keys = context.config.entries.map((entry) => entry.key);
   if (context.config.autoDetect) {
-    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
+    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, replaces: context.config.replaces, env: context.env });
     keys.push(...[...registry.providers.keys()].sort());
   }
   keys.push(...table.entries.keys());

@@ -45,7 +45,7 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
   const models = new Set((await loadBuiltInManifests()).flatMap((manifest) => manifest.models?.names ?? []));
   reader.models = [...models];
   if (options.provider && context) {
-    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, env: context.env });
+    const registry = await loadRegistry({ configDir: context.dirs.config, packs: context.config.packs, replaces: context.config.replaces, env: context.env });
     const record = registry.providers.get(options.provider);
     if (!record) {
       const near = closestWord(options.provider, [...registry.providers.keys()]);

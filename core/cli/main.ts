@@ -281,8 +281,9 @@ function addProviderCommands(program: Command, { done, context: commandContext, 
     .description("install a provider pack (an npm package, a folder or a .tgz) into the config dir and add it to packs")
     .argument("<package>", "uuldana-provider-<name> (npm), @scope/uuldana-provider-<name>, a folder or a tarball")
     .option("--allow-scripts", "let npm run the pack's install scripts (off by default)")
+    .option("--replace <id>", "use the pack's manifest of this built-in provider instead of the built-in one")
     .exitOverride()
-    .action(async (spec: string, options: { allowScripts?: boolean }) => {
+    .action(async (spec: string, options: { allowScripts?: boolean; replace?: string }) => {
       const context = await commandContext();
       const { addPackCommand } = await import("./packs-command.js");
       done(await addPackCommand(context, spec, options));

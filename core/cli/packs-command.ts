@@ -8,14 +8,14 @@ import { result, type CommandResult } from "./result.js";
 // uuldana providers add and remove: a provider pack installed into the config dir and named in packs, or taken out.
 
 // Adds a pack and says which providers it brought, and what they replace.
-export async function addPackCommand(context: Context, spec: string, options: { allowScripts?: boolean }): Promise<CommandResult> {
-  const added = await addPack(spec, packOptions(context, options.allowScripts));
+export async function addPackCommand(context: Context, spec: string, options: { allowScripts?: boolean; replace?: string }): Promise<CommandResult> {
+  const added = await addPack(spec, { ...packOptions(context, options.allowScripts), ...(options.replace ? { replace: options.replace } : {}) });
   const label = packLabel(added);
   const head =
     added.change === "added"
       ? `added ${label} to packs in ${context.config.userFile}`
       : `updated ${label}; packs in ${context.config.userFile} already named it`;
-  const providers = added.providers.map((provider) => `  ${provider.id} (${provider.name}): ${provider.file}`);
+  const providers = added.providers.map((provider) => `  ${provider.id} (${provider.name}): ${provider.file}${provider.id === options.replace ? ` (replaces the built-in ${provider.id})` : ""}`);
   const missing = (await missingAgents(added.providers, context.dirs.config, context.env)).map(missingLine);
   const stderr = [...added.notes, ...missing].map((note) => `note: ${note}\n`).join("");
   return result([head, ...providers, ""].join("\n"), stderr);

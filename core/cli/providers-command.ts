@@ -16,7 +16,9 @@ export async function listProviders(context: Context, options: ListOptions = {})
   const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(context, options);
   const stderr = notes.length ? notes.join("\n") + "\n" : "";
   const sourceOf = (row: Assessment): string | null => records.get(row.entry.id)?.source ?? null;
-  if (options.json) return result(JSON.stringify(rows.map((row) => toJson(row, sourceOf(row))), null, 2) + "\n", stderr);
+  // a provider whose built-in (or earlier) manifest another one replaced says so on every listing
+  const replacedOf = (row: Assessment): string | null => records.get(row.entry.id)?.replaces ?? null;
+  if (options.json) return result(JSON.stringify(rows.map((row) => toJson(row, sourceOf(row), replacedOf(row))), null, 2) + "\n", stderr);
   if (rows.length === 0) {
     return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
   }
@@ -26,7 +28,7 @@ export async function listProviders(context: Context, options: ListOptions = {})
       String(row.order),
       row.entry.key,
       row.entry.id,
-      sourceOf(row) ?? "-",
+      (sourceOf(row) ?? "-") + (replacedOf(row) ? `, replaces ${replacedOf(row)}` : ""),
       row.detection?.version ?? "-",
       row.manifest ? SIGNED_IN[String(row.signIn.signedIn)]! : "-",
       row.level ?? "-",
@@ -76,7 +78,7 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
 // The SIGNED IN column: what the entry's files and environment show, "?" where its manifest cannot tell.
 const SIGNED_IN: Record<string, string> = { true: "yes", false: "no", null: "?" };
 
-function toJson(row: Assessment, source: string | null): Record<string, unknown> {
+function toJson(row: Assessment, source: string | null, replaces: string | null): Record<string, unknown> {
   return {
     entry: row.entry.key,
     provider: row.entry.id,
@@ -86,6 +88,8 @@ function toJson(row: Assessment, source: string | null): Record<string, unknown>
     origin: row.entry.origin,
     // where its manifest came from: built-in, drop-in, or "pack <name>@<version>"; null for an unknown provider
     source,
+    // the source of the manifest of the same id this one took the place of (a drop-in over the built-in): null if none
+    replaces,
     installed: row.detection?.installed === true,
     path: row.detection?.path ?? null,
     version: row.detection?.version ?? null,

@@ -39,8 +39,16 @@ export function readConfigFile(file: string): ConfigFile | { problem: string } {
 // file goes where `first` says (first: before the other keys). Returns a message when the file could not be written,
 // and then it is unchanged.
 export function writeConfigFile(found: ConfigFile, key: string, value: unknown, first = false): string | undefined {
-  const updated = key in found.config || !first ? { ...found.config, [key]: value } : { [key]: value, ...found.config };
-  if (value === undefined) delete updated[key];
+  return writeConfigKeys(found, { [key]: value }, first);
+}
+
+// The same for several keys at once, in one write.
+export function writeConfigKeys(found: ConfigFile, changes: Record<string, unknown>, first = false): string | undefined {
+  let updated = { ...found.config };
+  for (const [key, value] of Object.entries(changes)) {
+    updated = key in updated || !first ? { ...updated, [key]: value } : { [key]: value, ...updated };
+    if (value === undefined) delete updated[key];
+  }
   return replaceConfigText(found, JSON.stringify(updated, null, 2) + "\n");
 }
 

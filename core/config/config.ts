@@ -40,6 +40,8 @@ export interface Config {
   // run at each of those events with the event as JSON on stdin; an argv, leading ~/ expanded
   notifyCommand: string[] | undefined;
   packs: string[];
+  // the built-in ids a pack's manifest replaces, by pack name
+  replaces: Record<string, string>;
   // patterns blanked out of session journals
   redact: RegExp[];
   // the env values (and credential args) of every entry of the user's own file, kept before a project's config cuts the list down: they
@@ -79,6 +81,7 @@ interface RawConfig {
   notify?: boolean;
   notify_command?: string[];
   packs?: string[];
+  replaces?: Record<string, string>;
   redact?: string[];
 }
 
@@ -121,6 +124,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     notify: user.notify ?? true,
     notifyCommand: user.notify_command?.map((arg) => expandHome(arg, env)),
     packs: user.packs ?? [],
+    replaces: user.replaces ?? {},
     redact: compileRedactions(user.redact ?? [], userFile),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
     userFile,

@@ -7,6 +7,7 @@ import { assertNpmSucceeded, dependenciesOf, runNpm, versionOf } from "./npm.js"
 import type { PackOptions } from "./pack-install.js";
 import { packLabel } from "./packs.js";
 import { loadRegistry } from "./registry.js";
+import type { ManifestRecord } from "./types.js";
 
 // A pack checked before it is added: installed by npm into a temporary folder, then read there as the registry will
 // read it once installed, beside the user's other packs and drop-ins. A package that is not a pack, or a manifest
@@ -27,7 +28,7 @@ export interface CheckedPack {
 export const PACK_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?uuldana-provider-[a-z0-9][a-z0-9._~-]*$/;
 
 // Installs the pack on the side and reads it; throws the reason it cannot be added (the temporary folder removed).
-export async function checkPack(spec: string, local: string | undefined, packs: readonly string[], options: PackOptions): Promise<CheckedPack> {
+export async function checkPack(spec: string, local: string | undefined, packs: readonly string[], options: PackOptions & { replaces: Record<string, string> }): Promise<CheckedPack> {
   const staging = mkdtempSync(join(tmpdir(), "uuldana-pack-"));
   const dispose = (): void => rmSync(staging, { recursive: true, force: true });
   try {
@@ -44,11 +45,20 @@ export async function checkPack(spec: string, local: string | undefined, packs: 
       });
     }
     const label = packLabel({ name, version });
-    const registry = await loadRegistry({ configDir: options.configDir, packs: [...packs.filter((other) => other !== name), folder], env: options.env });
+    const replaces = { ...options.replaces, ...(options.replace ? { [options.replace]: name } : {}) };
+    const registry = await loadRegistry({ configDir: options.configDir, packs: [...packs.filter((other) => other !== name), folder], replaces, env: options.env });
     // the side install is gone once an error is read: its files are named where the author has them
     const shown = (text: string): string => text.replaceAll(folder, local && statSync(local).isDirectory() ? local : label);
     refuseBroken(registry.broken.filter((record) => record.source === `pack ${label}` || record.file === folder).map((record) => record.error!), label, shown);
     const providers = [...registry.providers.values()].filter((record) => record.source === `pack ${label}`);
+    if (options.replace) refuseReplace(options.replace, providers, label);
+    const reused = registry.notes.filter((note) => note.includes(`(pack ${label}) reuses the built-in id`)).map((note) => /reuses the built-in id "([^"]+)"/.exec(note)![1]!);
+    if (providers.length === 0 && reused.length > 0) {
+      throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: its manifests reuse built-in ids (${reused.join(", ")}), and a pack replaces a built-in only when you say so`, {
+        hint: `to use its manifest instead of the built-in: uuldana providers add --replace ${reused[0]} ${spec}`,
+        exitCode: 1,
+      });
+    }
     if (providers.length === 0) {
       throw new UuldanaError("E_PACK_INVALID", `provider pack ${label} was not added: its package.json declares no manifest file that exists`, {
         hint: 'list its manifests in package.json, "uuldana": {"manifests": ["manifests"]}, and ship them ("files")',
@@ -81,5 +91,17 @@ function refuseBroken(errors: UuldanaError[], label: string, shown: (text: strin
     details: problems.map((line) => `  ${shown(line)}`),
     hint: `fix the pack and add it again; "uuldana providers validate <its manifests folder>" checks them`,
     exitCode: 1,
+  });
+}
+
+// --replace ID names a built-in provider the pack brings a manifest of.
+function refuseReplace(id: string, providers: readonly ManifestRecord[], label: string): void {
+  const record = providers.find((one) => one.manifest?.id === id);
+  if (record?.replaces === "built-in") return;
+  const ids = providers.map((one) => one.manifest?.id).join(", ") || "none";
+  throw new UuldanaError("E_USAGE", `--replace ${id}: ${record ? `"${id}" is not a built-in provider, so nothing is replaced` : `provider pack ${label} brings no manifest of "${id}"`}`, {
+    details: [`  its providers: ${ids}`],
+    hint: record ? `add the pack without --replace` : `name one of its providers that has a built-in id, or add it without --replace`,
+    exitCode: 2,
   });
 }

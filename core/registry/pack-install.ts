@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { expandHome, type Env } from "../base/paths.js";
-import { readConfigFile, replaceConfigText, writeConfigFile, type ConfigFile } from "../config/config-file.js";
+import { readConfigFile, replaceConfigText, writeConfigKeys, type ConfigFile } from "../config/config-file.js";
 import { assertNpmSucceeded, dependenciesOf, runNpm, versionOf } from "./npm.js";
 import { checkPack } from "./pack-check.js";
 import { isPathSpec, packLabel } from "./packs.js";
@@ -30,6 +30,8 @@ export interface PackOptions {
   cwd: string;
   env: Env;
   allowScripts?: boolean;
+  // the built-in id the pack's manifest of that id replaces (providers add --replace ID)
+  replace?: string;
 }
 
 // Installs a pack (an npm package name and version range, a folder or a tarball) and adds it to packs.
@@ -42,8 +44,9 @@ export async function addPack(spec: string, options: PackOptions): Promise<Added
     });
   }
   const packs = packsOf(config);
+  const replaces = replacesOf(config);
   // first on the side, to see what it is before anything of the user's changes
-  const checked = await checkPack(spec, local, packs, options);
+  const checked = await checkPack(spec, local, packs, { ...options, replaces });
   try {
     // then for real, into the config dir's own node_modules, the same package the side install checked
     const { name, version } = checked;
@@ -51,8 +54,12 @@ export async function addPack(spec: string, options: PackOptions): Promise<Added
     const real = local ?? `${name}@${version}`;
     assertNpmSucceeded(await runNpm("install", [real], { prefix: ensureFolder(options.configDir), env: options.env, allowScripts: options.allowScripts }), spec, () => restoreState(installed));
     const change = packs.includes(name) ? "updated" : "added";
-    if (change === "added") {
-      const problem = writeConfigFile(config, "packs", [...packs, name]);
+    const replacing = options.replace !== undefined && replaces[options.replace] !== name;
+    if (change === "added" || replacing) {
+      const problem = writeConfigKeys(config, {
+        ...(change === "added" ? { packs: [...packs, name] } : {}),
+        ...(replacing ? { replaces: { ...replaces, [options.replace!]: name } } : {}),
+      });
       if (problem) {
         await runNpm("uninstall", [name], { prefix: options.configDir, env: options.env });
         restoreState(installed);
@@ -87,8 +94,11 @@ export async function removePack(spec: string, options: PackOptions): Promise<st
   // the last pack taken out takes the key with it, and a config.json left with nothing in it goes too: the config is
   // as it was before the first pack was added
   const left = packs.filter((pack) => pack !== spec);
-  const emptied = left.length === 0 && Object.keys(config.config).every((key) => key === "packs");
-  const problem = emptied ? replaceConfigText(config, undefined) : writeConfigFile(config, "packs", left.length ? left : undefined);
+  // the built-in ids it replaced are the built-ins' again
+  const replaces = Object.fromEntries(Object.entries(replacesOf(config)).filter(([, pack]) => pack !== spec));
+  const emptied = left.length === 0 && Object.keys(replaces).length === 0 && Object.keys(config.config).every((key) => key === "packs" || key === "replaces");
+  const changes = { packs: left.length ? left : undefined, ...("replaces" in config.config ? { replaces: Object.keys(replaces).length ? replaces : undefined } : {}) };
+  const problem = emptied ? replaceConfigText(config, undefined) : writeConfigKeys(config, changes);
   if (problem) throw new UuldanaError("E_CONFIG_UNREADABLE", problem, { hint: "make config.json writable, then remove the pack again", exitCode: 1 });
   if (!installedHere) {
     return `removed ${spec} from packs in ${options.configFile}; ${isPathSpec(spec) ? "its folder is left as it is" : `it was not installed in ${options.configDir}, so nothing was uninstalled`}`;
@@ -112,6 +122,12 @@ function readConfig(file: string): ConfigFile {
   const found = readConfigFile(file);
   if ("problem" in found) throw new UuldanaError("E_CONFIG_UNREADABLE", found.problem, { hint: "fix config.json (uuldana providers list shows what is wrong with it), then try again" });
   return found;
+}
+
+function replacesOf(config: ConfigFile): Record<string, string> {
+  const replaces = config.config.replaces;
+  if (typeof replaces !== "object" || replaces === null || Array.isArray(replaces)) return {};
+  return Object.fromEntries(Object.entries(replaces).filter((pair): pair is [string, string] => typeof pair[1] === "string"));
 }
 
 function packsOf(config: ConfigFile): string[] {

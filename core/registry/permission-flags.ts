@@ -7,7 +7,18 @@ import type { Manifest } from "./types.js";
 // refused unless it is exactly the running level's own, value included. Equivalent spellings (-s for --sandbox, a
 // value that asks for less) are refused too: the simplest rule that cannot be talked round.
 
-interface Occurrence {
+// The first argument that carries a permission flag other than the level's own, as written, or undefined.
+export function strayPermissionFlag(args: readonly string[], manifest: Manifest, level: Level): string | undefined {
+  const read = permissionReader(manifest);
+  const own = read(manifest.levels?.[level]?.args ?? []);
+  const stray = read(args).find(
+    (found) => found.grouped || !own.some((mine) => mine.flag === found.flag && mine.value === found.value),
+  );
+  return stray?.text;
+}
+
+// One permission flag (or setting) found among arguments.
+export interface Occurrence {
   flag: string;
   value: string | undefined;
   // a short flag grouped with others (-dy): its value cannot be told
@@ -16,8 +27,9 @@ interface Occurrence {
   text: string;
 }
 
-// The first argument that carries a permission flag other than the level's own, as written, or undefined.
-export function strayPermissionFlag(args: readonly string[], manifest: Manifest, level: Level): string | undefined {
+// Reads arguments as a CLI would, for the permission flags and settings one manifest knows of it: those it lists in
+// permission_flags and permission_settings, and every flag any of its levels passes.
+export function permissionReader(manifest: Manifest): (args: readonly string[]) => Occurrence[] {
   const flags = new Set(manifest.permission_flags ?? []);
   const withValue = new Set<string>();
   for (const own of LEVELS.map((name) => manifest.levels?.[name]?.args ?? [])) {
@@ -30,12 +42,7 @@ export function strayPermissionFlag(args: readonly string[], manifest: Manifest,
   }
   const settings = manifest.permission_settings;
   const abbreviated = manifest.abbreviated_flags === true;
-  const read = (list: readonly string[]): Occurrence[] => [...occurrences(list, flags, withValue, abbreviated), ...(settings ? settingOccurrences(list, settings) : [])];
-  const own = read(manifest.levels?.[level]?.args ?? []);
-  const stray = read(args).find(
-    (found) => found.grouped || !own.some((mine) => mine.flag === found.flag && mine.value === found.value),
-  );
-  return stray?.text;
+  return (list) => [...occurrences(list, flags, withValue, abbreviated), ...(settings ? settingOccurrences(list, settings) : [])];
 }
 
 // The first variable of an entry's env that the CLI reads as a permission setting (the manifest's permission_env).
@@ -60,7 +67,7 @@ export function strayFlagReason(flag: string, manifest: Manifest, level: Level):
 export function strayFlagError(flag: string, entry: string, manifest: Manifest, level: Level, configFile: string): UuldanaError {
   return new UuldanaError("E_PERMISSION_FLAG", `the arguments after -- carry the permission flag "${flag}", which is not the level's own (${entry} at ${level}: ${levelFlags(manifest, level)})`, {
     hint: canGoHigher(manifest, level)
-      ? `remove it; to let agents do more, raise "ceiling" in ${configFile} (--ceiling can only lower it)`
+      ? `remove it; to let agents do more, run with --ceiling, or raise "ceiling" in ${configFile}`
       : `remove it: ${level} is the most ${manifest.id} enforces`,
   });
 }

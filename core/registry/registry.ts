@@ -2,6 +2,7 @@ import { realpath } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
+import { levelsAboveReference, referenceFor, referencesByExecutable } from "./level-reference.js";
 import { loadManifestFile, manifestError } from "./manifest.js";
 import { isInside, listManifestFiles, packLabel, resolvePack, type Pack } from "./packs.js";
 import { packageRoot, type Env } from "../base/paths.js";
@@ -18,6 +19,8 @@ export interface RegistryOptions {
   configDir: string;
   packs: readonly string[];
   env?: Env;
+  // the built-in ids a pack's manifest may replace, by the pack's name (config.json's "replaces")
+  replaces?: Readonly<Record<string, string>>;
 }
 
 // Loads built-in manifests, then packs in config order, then drop-ins; a later layer replaces an id with a note.
@@ -46,27 +49,29 @@ export async function loadRegistry(options: RegistryOptions): Promise<Registry> 
 
   const providers: Registry["providers"] = new Map();
   const notes: string[] = [];
-  for (const records of loaded) {
+  const references = referencesByExecutable(loaded[0]!.flatMap((record) => (record.manifest ? [record.manifest] : [])));
+  loaded.forEach((records, index) => {
     const inLayer = new Map<string, string>();
     for (const record of records) {
-      if (!record.manifest) {
-        broken.push(record);
+      const refused = refusal(record, inLayer, references);
+      if (refused) {
+        broken.push(refused);
         continue;
       }
-      const id = record.manifest.id;
-      const sameLayer = inLayer.get(id);
-      if (sameLayer) {
-        broken.push({ ...record, manifest: undefined, error: duplicateError(record.file, id, sameLayer) });
-        continue;
-      }
+      const id = record.manifest!.id;
       inLayer.set(id, record.file);
       const previous = providers.get(id);
-      if (previous) {
-        notes.push(`${record.file} (${record.source}) replaces the ${previous.source} manifest of "${id}" (${previous.file})`);
+      const pack = layers[index]!.pack;
+      // a pack takes a built-in's place only where the user said so (providers add --replace); a drop-in, the
+      // user's own file, always does
+      if (previous?.source === "built-in" && pack && options.replaces?.[id] !== pack.name) {
+        notes.push(`${record.file} (${record.source}) reuses the built-in id "${id}", so it is not used; to use it instead of the built-in: uuldana providers add --replace ${id} ${pack.name}`);
+        continue;
       }
-      providers.set(id, record as ManifestRecord & { manifest: Manifest });
+      if (previous) notes.push(`${record.file} (${record.source}) replaces the ${previous.source} manifest of "${id}" (${previous.file})`);
+      providers.set(id, { ...record, ...(previous ? { replaces: previous.source } : {}) } as ManifestRecord & { manifest: Manifest });
     }
-  }
+  });
   broken.sort((a, b) => a.file.localeCompare(b.file));
   return { providers, broken, notes };
 }
@@ -79,6 +84,17 @@ export async function loadBuiltInManifests(): Promise<Manifest[]> {
 }
 
 // --- internal ---
+
+// Why a record cannot be used, as the broken record to report: no valid manifest, an id its own layer already has,
+// or levels that carry more than the built-in manifest of the same executable allows.
+function refusal(record: ManifestRecord, inLayer: ReadonlyMap<string, string>, references: ReadonlyMap<string, Manifest>): ManifestRecord | undefined {
+  if (!record.manifest) return record;
+  const sameLayer = inLayer.get(record.manifest.id);
+  if (sameLayer) return { ...record, manifest: undefined, error: duplicateError(record.file, record.manifest.id, sameLayer) };
+  const reference = record.source === "built-in" ? undefined : referenceFor(record.manifest, references);
+  const issues = reference ? levelsAboveReference(record.manifest, reference) : [];
+  return issues.length ? { file: record.file, source: record.source, error: manifestError(record.file, issues) } : undefined;
+}
 
 const BUILT_IN = (): string => join(packageRoot(), "manifests");
 

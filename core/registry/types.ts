@@ -98,6 +98,8 @@ export function providerLabel(id: string, source: ManifestSource): string {
 export interface ManifestRecord {
   file: string;
   source: ManifestSource;
+  // the source of the manifest of the same id this one replaced (a drop-in over a built-in, say)
+  replaces?: ManifestSource;
   manifest?: Manifest;
   error?: UuldanaError;
 }

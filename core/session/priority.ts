@@ -34,7 +34,7 @@ export async function assessProviders(
 ): Promise<Priority> {
   const { config, dirs, env } = context;
   const [registry, cooldowns] = await Promise.all([
-    loadRegistry({ configDir: dirs.config, packs: config.packs, env }),
+    loadRegistry({ configDir: dirs.config, packs: config.packs, replaces: config.replaces, env }),
     readCooldowns(dirs.data),
   ]);
   const providers = new Map<string, Manifest>([...registry.providers].map(([id, record]) => [id, record.manifest]));
