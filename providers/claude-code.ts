@@ -451,22 +451,20 @@ const NOT_USAGE = /\bnot your usage limit\b/i;
 // place, which copies each status to the run's feed and then runs the user's command with the same input.
 function launchSettings(query: QuotaQuery): Record<string, unknown> | undefined {
   if (typeof query.feed !== "string" || !isAbsolute(query.feed) || typeof query.cwd !== "string" || !query.cwd) return undefined;
-  const own = ownStatusLine(query.env, query.cwd);
+  const own = ownStatusLine(query.env);
   const command = own?.type === "command" && typeof own.command === "string" && own.command.trim() ? own.command : undefined;
   return { statusLine: { ...(own ?? {}), type: "command", command: statusRelayCommand(query.feed, command) } };
 }
 
-// The statusLine the user's settings files give, merged field by field in Claude Code's order; undefined with none.
-function ownStatusLine(env: Readonly<Record<string, string>>, cwd: string): Record<string, unknown> | undefined {
+// The statusLine of the user's own settings (settings.json in the account's config folder); undefined with none.
+// A project's settings (.claude/settings.json, .claude/settings.local.json) are never read for it: a command taken
+// from a cloned repository would become one uuldana passes with --settings. (Version 2.1.332 runs nothing of
+// --settings until the folder is trusted; test:real checks it.) Under uuldana a project's status line gives way to
+// the user's.
+function ownStatusLine(env: Readonly<Record<string, string>>): Record<string, unknown> | undefined {
   const config = configFolder(env);
-  // the user's settings, then the project's, then the local ones: a later file's fields win
-  const files = [...(config ? [join(config, "settings.json")] : []), join(cwd, ".claude", "settings.json"), join(cwd, ".claude", "settings.local.json")];
-  let merged: Record<string, unknown> | undefined;
-  for (const file of files) {
-    const statusLine = settingsIn(file)?.statusLine;
-    if (isRecord(statusLine)) merged = { ...merged, ...statusLine };
-  }
-  return merged;
+  const statusLine = config ? settingsIn(join(config, "settings.json"))?.statusLine : undefined;
+  return isRecord(statusLine) ? statusLine : undefined;
 }
 
 // A settings file's JSON object; undefined when it is missing, not a regular file, too large or not JSON.

@@ -25,6 +25,7 @@ import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
 import { checkQuota as checkCodexQuota } from "./quota-codex.mjs";
 import { checkRotation } from "./rotate.mjs";
 import { checkSignedIn } from "./signed-in.mjs";
+import { checkUntrustedSettings } from "./untrusted-settings.mjs";
 import { checkTranscript as checkClaudeTranscript } from "./transcript-claude-code.mjs";
 import { checkTranscript as checkCodexTranscript } from "./transcript-codex.mjs";
 import { checkTranscript as checkGeminiTranscript } from "./transcript-gemini.mjs";
@@ -242,6 +243,7 @@ const groups = [
   ["failover", checkFailoverChain],
   ["quota", checkClaudeQuota],
   ["quota", checkCodexQuota],
+  ["quota", checkUntrustedSettings],
   ["rotate", checkRotation],
   ["model-switch", checkModelSwitch],
   ["gates", checkGates],
