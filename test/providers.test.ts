@@ -368,6 +368,9 @@ describe("providers list", () => {
         "",
       ].join("\n"),
     );
+    // its author hears the same from providers validate
+    const validated = await sandbox.run(["providers", "validate", dropped]);
+    expect([validated.code, validated.stdout, validated.stderr.split("\n")[0]]).toEqual([1, "", `uuldana: invalid manifest ${dropped} (1 problem) [E_MANIFEST_INVALID]`]);
   });
 
   it("refuses a manifest written for another provider API, naming its pack and what it needs", async () => {

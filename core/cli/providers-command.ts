@@ -4,7 +4,9 @@ import { resolve } from "node:path";
 import { UuldanaError, formatError } from "../base/errors.js";
 import type { Context } from "../config/context.js";
 import { ceilingOrigin } from "../config/levels.js";
-import { loadManifestFile } from "../registry/manifest.js";
+import { levelsAboveReference, referenceFor, referencesByExecutable } from "../registry/level-reference.js";
+import { loadManifestFile, manifestError } from "../registry/manifest.js";
+import { loadBuiltInManifests } from "../registry/registry.js";
 import { listManifestFiles } from "../registry/packs.js";
 import { describeRestingModels, formatInstant, type Assessment } from "../session/eligibility.js";
 import { assessProviders, type ListOptions } from "../session/priority.js";
@@ -58,12 +60,16 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
   let stdout = "";
   let stderr = "";
   let invalid = 0;
+  // levels are judged as the registry judges them: against the built-in manifest of the executable they run
+  const references = referencesByExecutable(await loadBuiltInManifests());
   for (const file of files) {
     const record = await loadManifestFile(file, "drop-in");
-    if (record.manifest) stdout += `valid: ${file} (${record.manifest.id})\n`;
+    const reference = record.manifest ? referenceFor(record.manifest, references) : undefined;
+    const issues = record.manifest && reference ? levelsAboveReference(record.manifest, reference) : [];
+    if (record.manifest && issues.length === 0) stdout += `valid: ${file} (${record.manifest.id})\n`;
     else {
       invalid++;
-      stderr += formatError(record.error!);
+      stderr += formatError(record.error ?? manifestError(file, issues));
     }
   }
   for (const folder of empty) {
