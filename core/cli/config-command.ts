@@ -1,0 +1,197 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+
+import type { Command } from "commander";
+
+import { UuldanaError } from "../base/errors.js";
+import { parseJson } from "../base/json.js";
+import { resolveDirs, type Env } from "../base/paths.js";
+import { closestWord } from "../base/suggest.js";
+import { checkUserConfig } from "../config/config-check.js";
+import { CONFIG_DEFAULTS } from "../config/config-defaults.js";
+import { changedText, checkKey, readConfigText, readSettings, writeConfigText, type ConfigText } from "../config/config-edit.js";
+import { result, type CommandResult } from "./result.js";
+
+// uuldana config path, get, set, unset and edit: the user's config.json (or the --config file), read and changed one
+// setting at a time or in an editor. Nothing is written that loading the config would refuse, and a file it would
+// refuse already is only ever changed in the editor.
+
+// The config group. Its commands read the file themselves, never the merged config: they work on a file a run
+// would refuse, to show it or to mend it.
+export function addConfigCommands(program: Command, { done }: { done: (result: CommandResult) => void }): void {
+  const file = (): string => resolve(program.opts<{ config?: string }>().config ?? join(resolveDirs().config, "config.json"));
+  const config = program.command("config").description("show and change the settings of your config.json (or the --config file)").addHelpCommand(false).exitOverride();
+  config
+    .command("path")
+    .description("print the path of the config file in use, whether it exists or not")
+    .exitOverride()
+    .action(() => done(result(`${file()}\n`)));
+  config
+    .command("get")
+    .description("print a setting's value as JSON, uuldana's default when the file does not set it; no key: the whole file")
+    .argument("[key]", "the setting")
+    .exitOverride()
+    .action((key: string | undefined) => done(getSetting(file(), key)));
+  config
+    .command("set")
+    .description("give a setting a value (read as JSON when it is JSON, else as a string); the file is written only when it stays valid")
+    .argument("<key>", "the setting")
+    .argument("<value>", "its value")
+    .exitOverride()
+    .action((key: string, value: string) => done(setSetting(file(), key, value)));
+  config
+    .command("unset")
+    .description("take a setting out of the file, so uuldana uses its default")
+    .argument("<key>", "the setting")
+    .exitOverride()
+    .action((key: string) => done(unsetSetting(file(), key)));
+  config
+    .command("edit")
+    .description("edit the file in $VISUAL, else $EDITOR, else vi; it replaces the file once it is valid")
+    .exitOverride()
+    .action(() => done(editConfig(file(), process.env)));
+  // no command, or a word that names none: said as the other groups say it, with the group's commands
+  config.allowExcessArguments(true).action((_options: unknown, group: Command) => {
+    const names = group.commands.map((command) => command.name());
+    const word = group.args[0];
+    const near = word === undefined ? undefined : closestWord(word, names);
+    const message = word === undefined ? `"config" needs a command: ${names.join(", ")}` : `unknown command "${word}" for "config"; its commands: ${names.join(", ")}`;
+    group.error(near ? `${message}\n(Did you mean ${near}?)` : message, { code: "commander.unknownCommand", exitCode: 2 });
+  });
+}
+
+// --- internal ---
+
+// A setting's value as JSON (indented when it is an object or a list); one the file does not set is uuldana's
+// default, said on stderr.
+function getSetting(file: string, key: string | undefined): CommandResult {
+  if (key !== undefined) checkKey(key);
+  const found = readConfigText(file);
+  const settings = readSettings(found, false);
+  if (key === undefined) {
+    return result(`${JSON.stringify(settings, null, 2)}\n`, found.text === undefined ? `note: ${file} does not exist; uuldana uses its defaults\n` : "");
+  }
+  if (Object.hasOwn(settings, key)) return result(`${JSON.stringify(settings[key], null, 2)}\n`);
+  const fallback = CONFIG_DEFAULTS[key];
+  if (fallback === undefined) return result("", `note: "${key}" is not set in ${file}, and has no default\n`);
+  return result(`${JSON.stringify(fallback, null, 2)}\n`, `note: "${key}" is not set in ${file}; this is uuldana's default\n`);
+}
+
+function setSetting(file: string, key: string, raw: string): CommandResult {
+  checkKey(key);
+  const value = readValue(raw);
+  const found = readConfigText(file);
+  const settings = readValid(found, `set "${key}"`);
+  const text = changedText(found, settings, key, value);
+  if (text === undefined) return result(`"${key}" is ${JSON.stringify(value)} in ${file} already; nothing changed\n`);
+  writeConfigText(found, text);
+  return result(`set "${key}" to ${JSON.stringify(value)} in ${file}\n`);
+}
+
+function unsetSetting(file: string, key: string): CommandResult {
+  checkKey(key);
+  const found = readConfigText(file);
+  const settings = readValid(found, `unset "${key}"`);
+  if (!Object.hasOwn(settings, key)) return result(`"${key}" is not set in ${file}; nothing changed\n`);
+  writeConfigText(found, changedText(found, settings, key, undefined)!);
+  const fallback = CONFIG_DEFAULTS[key];
+  return result(`removed "${key}" from ${file}${fallback === undefined ? "" : `; uuldana uses its default, ${JSON.stringify(fallback)}`}\n`);
+}
+
+// The value given on the command line: JSON when it reads as JSON (3, true, ["codex"], "ask"), else the text itself
+// (ask, ctrl-]).
+function readValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+// The file's settings, when loading would take the file as it is: one it would refuse is left for the user to mend.
+function readValid(found: ConfigText, change: string): Record<string, unknown> {
+  try {
+    return readSettings(found, true);
+  } catch (error) {
+    if (!(error instanceof UuldanaError)) throw error;
+    const fix = `uuldana writes no change into a file it would refuse: mend it first ("uuldana config edit" opens it)`;
+    throw new UuldanaError(error.code, `cannot ${change}: ${error.message}`, { details: error.details, hint: error.hint ? `${error.hint}; ${fix}` : fix, cause: error.cause });
+  }
+}
+
+// The editor runs on a copy beside the file (0600); the copy replaces the file, atomically, only when loading would
+// take it. A copy that would not do is kept, and named, so no edit is lost.
+function editConfig(file: string, env: Env): CommandResult {
+  const found = readConfigText(file);
+  // a file that does not exist yet starts as {}, as /agent and providers add start one
+  const before = found.text ?? "{}\n";
+  const copy = join(dirname(found.target), `${basename(found.target)}.edit-${randomBytes(3).toString("hex")}.json`);
+  try {
+    mkdirSync(dirname(copy), { recursive: true, mode: 0o700 });
+    writeFileSync(copy, before, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot write a copy of ${file} to edit: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      hint: "make the folder that holds it writable, then try again",
+      exitCode: 1,
+    });
+  }
+  const failed = runEditor(editorCommand(env), copy, file);
+  const after = readCopy(copy);
+  if (failed || after === undefined) {
+    const kept = after !== undefined && after !== before;
+    if (!kept) rmSync(copy, { force: true });
+    const { message, hint } = failed ?? { message: `the editor left no ${copy}`, hint: `${file} is unchanged` };
+    throw new UuldanaError("E_EDITOR", message, { hint: kept ? `${hint}; what you wrote is kept in ${copy}` : hint });
+  }
+  if (after === before) {
+    rmSync(copy, { force: true });
+    readValid(found, "leave it as it is");
+    return result(`no change to ${file}\n`);
+  }
+  try {
+    checkUserConfig(parseJson(after, copy), copy);
+  } catch (error) {
+    if (!(error instanceof UuldanaError)) throw error;
+    const hint = `${error.hint ? `${error.hint}; ` : ""}${file} is unchanged, and your edit is kept in ${copy}: mend it there and move it over ${file}, or remove it`;
+    throw new UuldanaError(error.code, error.message, { details: error.details, hint });
+  }
+  writeConfigText(found, after);
+  rmSync(copy, { force: true });
+  return result(`wrote ${file}\n`);
+}
+
+// $VISUAL, else $EDITOR, else vi, as an argv split at white space: never run through a shell.
+function editorCommand(env: Env): string[] {
+  return (env.VISUAL?.trim() || env.EDITOR?.trim() || "vi").split(/\s+/);
+}
+
+// Runs the editor on the user's terminal; an interrupt is the editor's to take (uuldana waits for it). What went
+// wrong when it could not start or did not end well.
+function runEditor(editor: string[], copy: string, file: string): { message: string; hint: string } | undefined {
+  const ignore = (): void => {};
+  process.on("SIGINT", ignore);
+  let ran: ReturnType<typeof spawnSync>;
+  try {
+    ran = spawnSync(editor[0]!, [...editor.slice(1), copy], { stdio: "inherit" });
+  } finally {
+    process.off("SIGINT", ignore);
+  }
+  const named = `the editor "${editor.join(" ")}"`;
+  if (ran.error) {
+    const code = (ran.error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? `no ${editor[0]} was found` : code === "EACCES" ? `${editor[0]} is not executable` : (code ?? ran.error.message);
+    return { message: `cannot start ${named}: ${why}`, hint: `set VISUAL or EDITOR to your editor's command (it runs without a shell); ${file} is unchanged` };
+  }
+  if (ran.status === 0) return undefined;
+  return { message: `${named} ${ran.signal ? `was stopped by ${ran.signal}` : `exited with code ${ran.status}`}`, hint: `${file} is unchanged` };
+}
+
+function readCopy(copy: string): string | undefined {
+  try {
+    return readFileSync(copy, "utf8");
+  } catch {
+    return undefined;
+  }
+}
