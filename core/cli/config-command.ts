@@ -145,18 +145,17 @@ function editConfig(file: string, env: Env): CommandResult {
     const { message, hint } = failed ?? { message: `the editor left no ${copy}`, hint: `${file} is unchanged` };
     throw new UuldanaError("E_EDITOR", message, { hint: kept ? `${hint}; what you wrote is kept in ${copy}` : hint });
   }
-  if (after === before) {
-    rmSync(copy, { force: true });
-    readValid(found, "leave it as it is");
-    return result(`no change to ${file}\n`);
-  }
+  if (after === before) rmSync(copy, { force: true });
+  // a file saved as it was is checked as it is: one that is still not valid is said so
+  const checked = after === before ? file : copy;
   try {
-    checkUserConfig(parseJson(after, copy), copy);
+    checkUserConfig(parseJson(after, checked), checked);
   } catch (error) {
     if (!(error instanceof UuldanaError)) throw error;
-    const hint = `${error.hint ? `${error.hint}; ` : ""}${file} is unchanged, and your edit is kept in ${copy}: mend it there and move it over ${file}, or remove it`;
-    throw new UuldanaError(error.code, error.message, { details: error.details, hint });
+    const where = after === before ? `you saved no change, so ${file} is as it was` : `${file} is unchanged, and your edit is kept in ${copy}: mend it there and move it over ${file}, or remove it`;
+    throw new UuldanaError(error.code, error.message, { details: error.details, hint: `${error.hint ? `${error.hint}; ` : ""}${where}` });
   }
+  if (after === before) return result(`no change to ${file}\n`);
   writeConfigText(found, after);
   rmSync(copy, { force: true });
   return result(`wrote ${file}\n`);

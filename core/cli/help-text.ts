@@ -85,7 +85,10 @@ const EXAMPLES: Readonly<Record<string, readonly [string, string][]>> = {
     [`uuldana config set providers '["codex", "claude-code"]'`, "a list, quoted for the shell"],
   ],
   "config unset": [["uuldana config unset ceiling", "back to uuldana's default"]],
-  "config edit": [["EDITOR=nano uuldana config edit", "in another editor than your usual one"]],
+  "config edit": [
+    ["uuldana config edit", "in $VISUAL, else $EDITOR, else vi; saved only once it is valid"],
+    ['VISUAL="code --wait" uuldana config edit', "an editor with its arguments (no shell runs it)"],
+  ],
   completion: [
     ['eval "$(uuldana completion bash)"', "complete uuldana in this bash (put the line in ~/.bashrc for every one)"],
     ["uuldana completion fish > ~/.config/fish/completions/uuldana.fish", "in every fish"],
