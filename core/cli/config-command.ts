@@ -1,72 +1,23 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-
-import type { Command } from "commander";
+import { basename, dirname, join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { parseJson } from "../base/json.js";
-import { resolveDirs, type Env } from "../base/paths.js";
-import { closestWord } from "../base/suggest.js";
+import type { Env } from "../base/paths.js";
 import { checkUserConfig } from "../config/config-check.js";
 import { CONFIG_DEFAULTS } from "../config/config-defaults.js";
 import { changedText, checkKey, readConfigText, readSettings, writeConfigText, type ConfigText } from "../config/config-edit.js";
 import { result, type CommandResult } from "./result.js";
 
-// uuldana config path, get, set, unset and edit: the user's config.json (or the --config file), read and changed one
+// uuldana config get, set, unset and edit: the user's config.json (or the --config file), read and changed one
 // setting at a time or in an editor. Nothing is written that loading the config would refuse, and a file it would
 // refuse already is only ever changed in the editor.
 
-// The config group. Its commands read the file themselves, never the merged config: they work on a file a run
-// would refuse, to show it or to mend it.
-export function addConfigCommands(program: Command, { done }: { done: (result: CommandResult) => void }): void {
-  const file = (): string => resolve(program.opts<{ config?: string }>().config ?? join(resolveDirs().config, "config.json"));
-  const config = program.command("config").description("show and change the settings of your config.json (or the --config file)").addHelpCommand(false).exitOverride();
-  config
-    .command("path")
-    .description("print the path of the config file in use, whether it exists or not")
-    .exitOverride()
-    .action(() => done(result(`${file()}\n`)));
-  config
-    .command("get")
-    .description("print a setting's value as JSON, uuldana's default when the file does not set it; no key: the whole file")
-    .argument("[key]", "the setting")
-    .exitOverride()
-    .action((key: string | undefined) => done(getSetting(file(), key)));
-  config
-    .command("set")
-    .description("give a setting a value (read as JSON when it is JSON, else as a string); the file is written only when it stays valid")
-    .argument("<key>", "the setting")
-    .argument("<value>", "its value")
-    .exitOverride()
-    .action((key: string, value: string) => done(setSetting(file(), key, value)));
-  config
-    .command("unset")
-    .description("take a setting out of the file, so uuldana uses its default")
-    .argument("<key>", "the setting")
-    .exitOverride()
-    .action((key: string) => done(unsetSetting(file(), key)));
-  config
-    .command("edit")
-    .description("edit the file in $VISUAL, else $EDITOR, else vi; it replaces the file once it is valid")
-    .exitOverride()
-    .action(() => done(editConfig(file(), process.env)));
-  // no command, or a word that names none: said as the other groups say it, with the group's commands
-  config.allowExcessArguments(true).action((_options: unknown, group: Command) => {
-    const names = group.commands.map((command) => command.name());
-    const word = group.args[0];
-    const near = word === undefined ? undefined : closestWord(word, names);
-    const message = word === undefined ? `"config" needs a command: ${names.join(", ")}` : `unknown command "${word}" for "config"; its commands: ${names.join(", ")}`;
-    group.error(near ? `${message}\n(Did you mean ${near}?)` : message, { code: "commander.unknownCommand", exitCode: 2 });
-  });
-}
-
-// --- internal ---
-
 // A setting's value as JSON (indented when it is an object or a list); one the file does not set is uuldana's
 // default, said on stderr.
-function getSetting(file: string, key: string | undefined): CommandResult {
+export function getSetting(file: string, key: string | undefined): CommandResult {
   if (key !== undefined) checkKey(key);
   const found = readConfigText(file);
   const settings = readSettings(found, false);
@@ -79,7 +30,8 @@ function getSetting(file: string, key: string | undefined): CommandResult {
   return result(`${JSON.stringify(fallback, null, 2)}\n`, `note: "${key}" is not set in ${file}; this is uuldana's default\n`);
 }
 
-function setSetting(file: string, key: string, raw: string): CommandResult {
+// Gives one setting the value from the command line, in the file's own text, once the whole file would load.
+export function setSetting(file: string, key: string, raw: string): CommandResult {
   checkKey(key);
   const value = readValue(raw);
   const found = readConfigText(file);
@@ -90,7 +42,8 @@ function setSetting(file: string, key: string, raw: string): CommandResult {
   return result(`set "${key}" to ${JSON.stringify(value)} in ${file}\n`);
 }
 
-function unsetSetting(file: string, key: string): CommandResult {
+// Takes one setting out of the file, once the whole file would load without it.
+export function unsetSetting(file: string, key: string): CommandResult {
   checkKey(key);
   const found = readConfigText(file);
   const settings = readValid(found, `unset "${key}"`);
@@ -99,6 +52,8 @@ function unsetSetting(file: string, key: string): CommandResult {
   const fallback = CONFIG_DEFAULTS[key];
   return result(`removed "${key}" from ${file}${fallback === undefined ? "" : `; uuldana uses its default, ${JSON.stringify(fallback)}`}\n`);
 }
+
+// --- internal ---
 
 // The value given on the command line: JSON when it reads as JSON (3, true, ["codex"], "ask"), else the text itself
 // (ask, ctrl-]).
@@ -123,7 +78,7 @@ function readValid(found: ConfigText, change: string): Record<string, unknown> {
 
 // The editor runs on a copy beside the file (0600); the copy replaces the file, atomically, only when loading would
 // take it. A copy that would not do is kept, and named, so no edit is lost.
-function editConfig(file: string, env: Env): CommandResult {
+export function editConfig(file: string, env: Env): CommandResult {
   const found = readConfigText(file);
   // a file that does not exist yet starts as {}, as /agent and providers add start one
   const before = found.text ?? "{}\n";

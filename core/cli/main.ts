@@ -6,7 +6,7 @@ import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError }
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
-import { addConfigCommands } from "./config-command.js";
+import { addConfigCommands } from "./config-group.js";
 import { addHelp } from "./help-text.js";
 import type { CommandResult } from "./result.js";
 import { LISTED_VALUES, SHELLS, completionTree, type ListedValues, type Shell } from "./completion-tree.js";
