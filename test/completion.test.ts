@@ -15,7 +15,7 @@ const OLDER = "0a1b2c3d4e";
 const NEWER = "0z9y8x7w6v";
 const ENTRIES = ["claude-code", "claude-work", "codex", "gemini"];
 const LEVELS_SORTED = ["ask", "auto-edit", "full-access", "read-only"];
-const COMMANDS = ["completion", "cooldowns", "demo", "explain", "help", "preflight", "providers", "report", "resume", "run", "sessions"];
+const COMMANDS = ["completion", "config", "cooldowns", "demo", "explain", "help", "preflight", "providers", "report", "resume", "run", "sessions"];
 
 let sandbox: Sandbox;
 let probes: string;
@@ -70,6 +70,11 @@ const cases: Case[] = [
   // the packs config.json names, but for one the shell would expand and one it would run
   { line: "uuldana providers remove ", offers: ["../local-pack", "@tools/uuldana-provider-beta", "uuldana-provider-acme"] },
   { line: "uuldana providers add no", offers: ["notes.txt"] },
+  { line: "uuldana config ", offers: ["edit", "get", "path", "set", "unset"] },
+  // the settings config.json may hold, from its schema
+  { line: "uuldana config get ce", offers: ["ceiling"] },
+  { line: "uuldana config set wai", offers: ["wait", "wait_max_hours"] },
+  { line: "uuldana config unset re", offers: ["receiver_seconds", "redact", "return_home"] },
   // after "--" the words are the agent's: nothing of uuldana's, only file names
   { line: "uuldana run -- --", offers: [] },
   { line: "uuldana run -- no", offers: ["notes.txt"] },

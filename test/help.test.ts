@@ -15,6 +15,8 @@ describe("uuldana help [command] [subcommand]", () => {
     [["providers", "add"], ["providers", "add"]],
     [["sessions"], ["sessions"]],
     [["cooldowns", "clear"], ["cooldowns", "clear"]],
+    [["config"], ["config"]],
+    [["config", "unset"], ["config", "unset"]],
     [["help"], ["help"]],
   ])("help %j prints what %j --help prints", async (words, command) => {
     const help = await sandbox.run(["help", ...words]);
@@ -55,7 +57,7 @@ describe("uuldana help [command] [subcommand]", () => {
     );
   });
 
-  it.each([["run"], ["explain"], ["resume"], ["report"], ["demo"], ["sessions", "list"], ["sessions", "show"], ["sessions", "stop"], ["cooldowns", "list"], ["providers", "list"], ["providers", "validate"], ["providers", "remove"], ["preflight"], ["completion"]])(
+  it.each([["run"], ["explain"], ["resume"], ["report"], ["demo"], ["sessions", "list"], ["sessions", "show"], ["sessions", "stop"], ["cooldowns", "list"], ["providers", "list"], ["providers", "validate"], ["providers", "remove"], ["preflight"], ["config", "get"], ["config", "set"], ["config", "edit"], ["completion"]])(
     "shows the global options and examples under %j",
     async (...command) => {
       const run = await sandbox.run(["help", ...command]);
@@ -65,7 +67,7 @@ describe("uuldana help [command] [subcommand]", () => {
   );
 
   it.each([
-    [["nope"], "uuldana: command-argument value 'nope' is invalid for argument 'command'. Allowed choices are run, explain, resume, report, demo, sessions, cooldowns, providers, preflight, completion, help. [E_USAGE]"],
+    [["nope"], "uuldana: command-argument value 'nope' is invalid for argument 'command'. Allowed choices are run, explain, resume, report, demo, sessions, cooldowns, providers, preflight, config, completion, help. [E_USAGE]"],
     [["providers", "nope"], 'uuldana: "providers" has no command "nope"; its commands: list, validate, add, remove [E_USAGE]'],
     [["run", "nope"], 'uuldana: "run" has no commands [E_USAGE]'],
   ])("help %j is a usage error", async (words, line) => {

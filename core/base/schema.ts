@@ -38,6 +38,11 @@ export function describePointer(name: SchemaName, pointer: string): string | und
   return describeAt(compile(name).schema, splitPointer(pointer));
 }
 
+// The top-level keys a document may have, in the schema's order: config.json's settings.
+export function schemaKeys(name: SchemaName): string[] {
+  return Object.keys((readSchema(name).properties ?? {}) as JsonSchema);
+}
+
 // "levels.ask.args[0]" for "/levels/ask/args/0".
 export function readablePath(pointer: string): string {
   const segments = splitPointer(pointer);
@@ -80,10 +85,13 @@ const require = createRequire(import.meta.url);
 function compile(name: SchemaName): { schema: JsonSchema; validate: ValidateFunction } {
   const found = compiled.get(name);
   if (found) return found;
-  const schema = JSON.parse(readFileSync(join(packageRoot(), "schemas", `${name}.schema.json`), "utf8")) as JsonSchema;
-  const entry = { schema, validate: require(compiledSchemaFile(name)) as ValidateFunction };
+  const entry = { schema: readSchema(name), validate: require(compiledSchemaFile(name)) as ValidateFunction };
   compiled.set(name, entry);
   return entry;
+}
+
+function readSchema(name: SchemaName): JsonSchema {
+  return compiled.get(name)?.schema ?? (JSON.parse(readFileSync(join(packageRoot(), "schemas", `${name}.schema.json`), "utf8")) as JsonSchema);
 }
 
 function splitPointer(pointer: string): string[] {

@@ -1,5 +1,7 @@
 import type { Command, Option } from "commander";
 
+import { schemaKeys } from "../base/schema.js";
+
 // The shells uuldana writes a completion script for.
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -43,6 +45,11 @@ const BY_VALUE_NAME: Readonly<Record<string, Completes>> = {
   // a pack to add: a folder or tarball among the files (an npm name is typed)
   package: { kind: "files" },
   file: { kind: "files" },
+  // a setting of config.json (config get, set, unset): the schema's keys, read at a completion script's making;
+  // "$schema" would need quoting at the prompt, so it is left to be typed
+  get key(): Completes {
+    return { kind: "words", words: schemaKeys("config").filter((key) => /^[a-z_]+$/.test(key)) };
+  },
   paths: { kind: "files" },
 };
 

@@ -71,6 +71,25 @@ const EXAMPLES: Readonly<Record<string, readonly [string, string][]>> = {
     ["uuldana preflight", "every entry, check by check"],
     ["uuldana preflight codex", "one entry"],
   ],
+  config: [
+    ["uuldana config get ceiling", "the ceiling your config.json sets, or uuldana's default"],
+    ["uuldana config set ceiling auto-edit", "change one setting; the file is checked before it is written"],
+  ],
+  "config path": [["uuldana --config ./work.json config path", "the file a --config option names, made absolute"]],
+  "config get": [
+    ["uuldana config get providers", "one setting, as JSON"],
+    ["uuldana config get", "the whole file"],
+  ],
+  "config set": [
+    ["uuldana config set quiet_seconds 3", "a number (read as JSON)"],
+    ["uuldana config set command_key ctrl-g", "a text (not JSON, so taken as it is)"],
+    [`uuldana config set providers '["codex", "claude-code"]'`, "a list, quoted for the shell"],
+  ],
+  "config unset": [["uuldana config unset ceiling", "back to uuldana's default"]],
+  "config edit": [
+    ["uuldana config edit", "in $VISUAL, else $EDITOR, else vi; saved only once it is valid"],
+    ['VISUAL="code --wait" uuldana config edit', "an editor with its arguments (no shell runs it)"],
+  ],
   completion: [
     ['eval "$(uuldana completion bash)"', "complete uuldana in this bash (put the line in ~/.bashrc for every one)"],
     ["uuldana completion fish > ~/.config/fish/completions/uuldana.fish", "in every fish"],

@@ -6,6 +6,7 @@ import { UuldanaError, errorJson, exitCodeOf, formatError, formatInternalError }
 import { LEVELS, type Level } from "../config/levels.js";
 import { resolveDirs } from "../base/paths.js";
 import { listProviders, validateManifests } from "./providers-command.js";
+import { addConfigCommands } from "./config-group.js";
 import { addHelp } from "./help-text.js";
 import type { CommandResult } from "./result.js";
 import { LISTED_VALUES, SHELLS, completionTree, type ListedValues, type Shell } from "./completion-tree.js";
@@ -84,6 +85,7 @@ function buildProgram(done: (result: CommandResult) => void, jsonOutput: (json: 
   addRunCommands(program, wiring);
   const groups = addHistoryCommands(program, wiring);
   groups.push(addProviderCommands(program, wiring));
+  addConfigCommands(program, wiring);
 
   program
     .command("completion")

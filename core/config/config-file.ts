@@ -1,12 +1,13 @@
-import { realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFileSync, removeLeftovers } from "../base/files.js";
 import { parseJson } from "../base/json.js";
 
-// config.json as uuldana changes it (/agent, providers add and remove): read whole, one key changed, written
-// atomically, every other setting, unknown keys and the order of keys kept as they were.
+// config.json as uuldana changes it (/agent, providers add and remove; config set, unset and edit write through
+// replaceConfigText): read whole, one key changed, written atomically, every other setting, unknown keys and the
+// order of keys kept as they were.
 
 // The file as found: its settings ({} when it does not exist yet), its text (undefined then), and the file that is
 // written (a config.json that links to the user's own file stays a link: the file it points at is changed).
@@ -52,8 +53,9 @@ export function writeConfigKeys(found: ConfigFile, changes: Record<string, unkno
   return replaceConfigText(found, JSON.stringify(updated, null, 2) + "\n");
 }
 
-// Puts text back as the file's whole content, atomically: how a change is undone. Undefined text removes the file
-// (it did not exist before).
+// Puts text as the file's whole content, atomically (mode 0600): how a change is made or undone. Undefined text
+// removes the file (it did not exist before). A file new to a config dir that does not exist yet makes the dir
+// first (0700).
 export function replaceConfigText(found: ConfigFile, text: string | undefined): string | undefined {
   if (text === undefined) {
     try {
@@ -67,6 +69,7 @@ export function replaceConfigText(found: ConfigFile, text: string | undefined): 
   removeLeftovers(dirname(found.target), basename(found.target));
   const temp = `${found.target}.${process.pid}.tmp`;
   try {
+    if (found.text === undefined) mkdirSync(dirname(found.target), { recursive: true, mode: 0o700 });
     writeFileSync(temp, text, { mode: 0o600 });
     renameSync(temp, found.target);
   } catch (error) {
