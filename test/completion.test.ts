@@ -74,7 +74,7 @@ const cases: Case[] = [
   // the settings config.json may hold, from its schema
   { line: "uuldana config get ce", offers: ["ceiling"] },
   { line: "uuldana config set wai", offers: ["wait", "wait_max_hours"] },
-  { line: "uuldana config unset re", offers: ["receiver_seconds", "redact", "return_home"] },
+  { line: "uuldana config unset re", offers: ["receiver_seconds", "redact", "replaces", "return_home"] },
   // after "--" the words are the agent's: nothing of uuldana's, only file names
   { line: "uuldana run -- --", offers: [] },
   { line: "uuldana run -- no", offers: ["notes.txt"] },
