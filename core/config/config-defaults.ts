@@ -19,5 +19,6 @@ export const CONFIG_DEFAULTS: Readonly<Record<string, unknown>> = {
   return_home: false,
   notify: true,
   packs: [],
+  replaces: {},
   redact: [],
 };
