@@ -24,22 +24,20 @@ export async function loadContext(options: ContextOptions = {}): Promise<Context
   return { dirs, config, env, cwd };
 }
 
-// For the commands that only read uuldana's own records (sessions, cooldowns, explain, report, completion): a broken
-// config does not stop them. Without the project's config when that is what is broken, else with the defaults; the
-// notice says so, for the caller to print once.
+// For the commands that only read uuldana's own records (sessions, cooldowns, explain, report, completion): they
+// never load a project's config, which decides nothing of theirs, and a broken config.json does not stop them: they
+// go on with the defaults, and the notice says so, for the caller to print once.
 export async function loadContextDespiteConfig(options: ContextOptions = {}): Promise<{ context: Context; notice?: string }> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const dirs = resolveDirs(env);
+  const base = { configDir: dirs.config, configFile: options.configFile, cwd, env, project: false };
   try {
-    return { context: await loadContext(options) };
+    return { context: { dirs, config: await loadConfig(base), env, cwd } };
   } catch (error) {
     if (!isConfigProblem(error)) throw error;
-    const env = options.env ?? process.env;
-    const cwd = options.cwd ?? process.cwd();
-    const dirs = resolveDirs(env);
-    const base = { configDir: dirs.config, configFile: options.configFile, cwd, env, project: false };
-    const userOnly = await loadConfig(base).catch((again: unknown) => (isConfigProblem(again) ? undefined : Promise.reject(again)));
-    const config = userOnly ?? (await loadConfig({ ...base, user: false }));
-    const what = userOnly ? "the project's config is not used" : "your config is not used (the defaults are)";
-    const notice = `note: ${what}: ${error.message} [${error.code}]; this command does not need it ("uuldana providers list" shows what to fix)`;
+    const config = await loadConfig({ ...base, user: false });
+    const notice = `note: your config is not used (the defaults are): ${error.message} [${error.code}]; this command does not need it ("uuldana providers list" shows what to fix)`;
     return { context: { dirs, config, env, cwd }, notice };
   }
 }
