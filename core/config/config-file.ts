@@ -3,7 +3,7 @@ import { basename, dirname } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFileSync, removeLeftovers } from "../base/files.js";
-import { parseJson } from "../base/json.js";
+import { jsonText, parseJson } from "../base/json.js";
 
 // config.json as uuldana changes it (/agent, providers add and remove): read whole, one key changed, written
 // atomically, every other setting, unknown keys and the order of keys kept as they were.
@@ -41,7 +41,7 @@ export function readConfigFile(file: string): ConfigFile | { problem: string } {
 export function writeConfigFile(found: ConfigFile, key: string, value: unknown, first = false): string | undefined {
   const updated = key in found.config || !first ? { ...found.config, [key]: value } : { [key]: value, ...found.config };
   if (value === undefined) delete updated[key];
-  return replaceConfigText(found, JSON.stringify(updated, null, 2) + "\n");
+  return replaceConfigText(found, jsonText(updated, 2) + "\n");
 }
 
 // Puts text back as the file's whole content, atomically: how a change is undone. Undefined text removes the file
