@@ -115,10 +115,7 @@ export async function updateCooldowns(
   options: UpdateOptions = {},
 ): Promise<CooldownWrite> {
   const file = join(dataDir, TABLE);
-  return inTurn(file, async () => {
-    const { retry: _retry, ...outcome } = await writeTable(file, change, now, options.waitMs ?? LOCK_WAIT_MS);
-    return outcome;
-  });
+  return inTurn(file, () => writeTable(file, change, now, options.waitMs ?? LOCK_WAIT_MS));
 }
 
 // The last chance for rests this process could save nowhere (its data dir could take no file), called by the CLI once
@@ -162,9 +159,8 @@ function mergeSaved(table: CooldownTable, pending: PendingFound, own: [string, C
 
 // Changes the table under its lock: re-reads it and the rests saved beside it, merges those, applies the change,
 // drops expired rows, writes the new table inside the lock folder and renames it over the old one once the lock is
-// still ours; then removes the saved rests it merged. retry: false when waiting cannot help and the user was told
-// what to fix.
-async function writeTable(file: string, change: CooldownChange, now: Date, waitMs: number): Promise<CooldownWrite & { retry?: boolean }> {
+// still ours; then removes the saved rests it merged.
+async function writeTable(file: string, change: CooldownChange, now: Date, waitMs: number): Promise<CooldownWrite> {
   const dataDir = dirname(file);
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -177,7 +173,7 @@ async function writeTable(file: string, change: CooldownChange, now: Date, waitM
       removeLeftovers(dataDir, `${TABLE}.lock`);
       const pending = await readPending(dataDir);
       const table = await readTable(file);
-      if (table.fault === "not-a-file") return { written: false, notice: `${table.what}; it cannot be written: ${table.fix}`, retry: false };
+      if (table.fault === "not-a-file") return { written: false, notice: `${table.what}; it cannot be written: ${table.fix}` };
       const notices = table.fault === "doubled" ? [`${table.what}; the table now has one`] : [];
       if (table.fault === "damaged") {
         const aside = `${file}.bad-${now.toISOString().replace(/[:.]/g, "-")}`;
