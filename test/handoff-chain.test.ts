@@ -225,6 +225,39 @@ describe("a handoff from the agents' own transcripts", () => {
     expect(shown[2]).toBe(`line's conversation, from its screen: ${join(sandbox.data, "sessions", session, "conversation-3.txt")}`);
   });
 
+  it("saves a transcript's control characters (C1 CSI, NEL, DEL, ESC) in no file raw: the JSON reads back as the agent wrote it", async () => {
+    const controls = " \u009b31m\u0085\u007f\u001b[2J\u0007 end";
+    configure({ cols: 110, transcripts: true });
+    sandbox.write("config/config.json", {
+      providers: [{ id: "chat1", env: { CHAT_NAME: "chat1", CHAT_LIMIT_AT: "2", CHAT_TRANSCRIPT: transcripts(), CHAT_CONTROLS: controls } }, "line"],
+      auto_detect: false,
+      quiet_seconds: 0.3,
+      dismiss_seconds: 5,
+    });
+    const terminal = start(110);
+    await terminal.waitFor("chat agent chat1 ready");
+    terminal.type("Which colour is the lighthouse on the north pier?\r");
+    await terminal.waitFor("chat1 answers 1");
+    terminal.type("And how tall is it?\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const session = readdirSync(join(sandbox.data, "sessions"))[0]!;
+    const folder = join(sandbox.data, "sessions", session);
+    const answer = `chat1 answers 1: noted "${ASK[0].slice(0, 40)}".${controls}`;
+    const names = readdirSync(folder).sort();
+    expect(names).toEqual(expect.arrayContaining(["conversation-1.txt", "journal.jsonl", "prompt-1.txt", "transcript-1.txt", "turns-1.json"]));
+    // every file of the session: line breaks and tabs, and no other control character, as a character of its text
+    for (const name of names) expect([name, readFileSync(join(folder, name), "utf8").match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)]).toEqual([name, null]);
+    // the JSON spells them as escapes, which read back as the same strings
+    const turns = JSON.parse(readFileSync(join(folder, "turns-1.json"), "utf8")) as { role: string; text: string }[];
+    expect(turns.find((turn) => turn.role === "agent")?.text).toBe(answer);
+    expect(readFileSync(join(folder, "turns-1.json"), "utf8")).toContain(String.raw` \u009b31m\u0085\u007f\u001b[2J\u0007 end`);
+    // the text files spell them the way uuldana prints one
+    // the handoff itself carries the answer without them, as it always did
+    expect(readFileSync(join(folder, "prompt-1.txt"), "utf8")).toContain(`Stand-in chat1: chat1 answers 1: noted "${ASK[0].slice(0, 40)}". 31m end\n`);
+  });
+
   it("falls back to the screen for a run whose transcript was removed while it ran, and says so", async () => {
     const { first, session, output } = await runChain({ cols: 110, transcripts: true }, () => rmSync(transcripts(), { recursive: true }));
     expect(output).toMatch(

@@ -1,12 +1,14 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { loadConfig } from "../core/config/config.js";
+import { Journal } from "../core/session/journal.js";
+import { Notifier } from "../core/session/notify.js";
 import { alertKind, alertSequence } from "../core/terminal/alerts.js";
 import { installAgents } from "./agents.js";
-import { bin, fixtures, LIMIT_RESET, makeSandbox, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -27,6 +29,7 @@ const TEXT = "limit's weekly limit is gone; continuing with line";
 // The line uuldana says as the line stand-in starts, right after the notification.
 const LINE = `uuldana: limit's weekly limit is gone; it rests until ${LIMIT_RESET.shown}; continuing with line`;
 const RECORD = join(fixtures, "notify-record.mjs");
+const FORK = join(fixtures, "notify-fork.sh");
 
 // Runs the limit stand-in to its limit (it exits failing right after its banner) in a real terminal, waits for the
 // line stand-in that takes over, and leaves it with /exit.
@@ -166,6 +169,51 @@ describe("a notify_command that fails", () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, notify_command: [join(sandbox.dir, "no-such-command")] });
     const terminal = await failOver();
     expect(terminal.text()).toContain(`uuldana: notify_command (${join(sandbox.dir, "no-such-command")}) could not be started (ENOENT) when told of a failover; later failures in this session are only written to the journal`);
+  });
+});
+
+describe("what a notify_command starts", () => {
+  const sleeper = async (file: string): Promise<number> => {
+    await waitFor(() => existsSync(file), "the sleeper's pid", 10_000);
+    return Number(readFileSync(file, "utf8"));
+  };
+
+  it("is killed with it, as a process group, at its deadline", async () => {
+    const pidFile = join(sandbox.dir, "sleeper.pid");
+    const journal = new Journal(sandbox.data, "notify-deadline");
+    const notifier = new Notifier({
+      sessionId: "notify-deadline",
+      notify: true,
+      command: ["sh", FORK, pidFile, "wait"],
+      stdout: { isTTY: false } as NodeJS.WriteStream,
+      env: process.env,
+      cwd: sandbox.dir,
+      journal,
+      // the deadline, shortened from its 10 seconds
+      timeoutMs: 300,
+    });
+    notifier.send("failover", { from: "limit", to: "line", text: TEXT });
+    const pid = await sleeper(pidFile);
+    await notifier.settle();
+    await waitFor(() => !isAlive(pid), "the sleeper to be gone");
+    expect(notifier.takeProblems()).toEqual([
+      "uuldana: notify_command (sh) did not end within 0.3 seconds and was killed when told of a failover; later failures in this session are only written to the journal",
+    ]);
+    notifier.close();
+    journal.close();
+  });
+
+  it("is killed when uuldana's session ends, though the command itself exited at once (no terminal whose hangup would end it)", async () => {
+    const pidFile = join(sandbox.dir, "sleeper.pid");
+    const providers = ["limit", { id: "limit", name: "limit-b" }];
+    sandbox.write("config/config.json", { providers, auto_detect: false, quiet_seconds: 0.3, notify_command: ["sh", FORK, pidFile] });
+    const run = await sandbox.run(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "fail" } });
+    expect(run.code).toBe(1);
+    const pid = await sleeper(pidFile);
+    await waitFor(() => !isAlive(pid), "the sleeper to be gone");
+    // the command itself exited 0: nothing is said of it
+    expect(run.stderr).not.toContain("notify_command");
+    expect(journal().filter((event) => event.type === "notify-failed")).toEqual([]);
   });
 });
 

@@ -1,8 +1,13 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { escapeControls, safeOutput } from "../core/base/safe-text.js";
+import { jsonText } from "../core/base/json.js";
+import { escapeControls, safeFileText, safeOutput } from "../core/base/safe-text.js";
+import { readCooldowns, recordRests } from "../core/session/cooldowns.js";
+import { Journal, saveSessionFile } from "../core/session/journal.js";
+import { savePending } from "../core/session/pending-rests.js";
 import { EXIT } from "./agents.js";
 import { bin, linkAgent, makeSandbox, standInManifest, waitFor, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
@@ -42,6 +47,47 @@ describe("safe text", () => {
   it("keeps uuldana's own line breaks at the printing boundary, and changes nothing already made safe", () => {
     expect(safeOutput(`one ${CLEAR}\ntwo ${C1}\n`)).toBe("one wipe\\u001b[2J\ntwo c1\\u009b31m\n");
     expect(safeOutput(escapeControls(CLIPBOARD))).toBe(escapeControls(CLIPBOARD));
+  });
+});
+
+describe("files uuldana writes", () => {
+  // every control character of C0, DEL and C1, and text around them
+  const ALL = `a${Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code)).join("")}\x7f${Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(0x80 + code)).join("")}z`;
+  // a raw control character in a file, but a line break and a tab
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+  it("hold JSON with every control as an escape, which reads back as the same string", () => {
+    const text = jsonText({ text: ALL, [C1]: [CLIPBOARD, "\u0085"] }, 2);
+    expect(text).not.toMatch(RAW);
+    expect(JSON.parse(text)).toEqual({ text: ALL, [C1]: [CLIPBOARD, "\u0085"] });
+    expect(jsonText("\u009b\u0085\u007f\u001b")).toBe(String.raw`"\u009b\u0085\u007f\u001b"`);
+  });
+
+  it("hold text with its line breaks and tabs, every other control escaped the way uuldana prints one", () => {
+    expect(safeFileText(`one\ttwo ${C1}\u0085\u007f ${CLEAR}\r\n`)).toBe("one\ttwo c1\\u009b31m\\u0085\\u007f wipe\\u001b[2J\\r\n");
+  });
+
+  it("the cooldown table and a rest saved beside it hold none raw, and read back the rest's text", async () => {
+    const rest = { until: new Date("2999-01-01T00:00:00Z"), since: new Date(), source: "inferred" as const, kind: "weekly", text: ALL };
+    await recordRests(sandbox.data, new Map([["codex", rest]]));
+    const saved = await savePending(sandbox.data, new Map([["gemini", rest]]), new Date());
+    expect(RAW.test(readFileSync(join(sandbox.data, "cooldowns.json"), "utf8"))).toBe(false);
+    expect(RAW.test(readFileSync(saved, "utf8"))).toBe(false);
+    expect([...(await readCooldowns(sandbox.data)).entries].map(([key, row]) => [key, row.text])).toEqual([["codex", ALL], ["gemini", ALL]]);
+  });
+
+  it("a session's journal, its JSON files and its text files (report.md, drawn-N.txt) hold none raw", () => {
+    const journal = new Journal(sandbox.data, "controls");
+    journal.write("limit", { text: ALL });
+    journal.save("turns-1.json", JSON.stringify([{ role: "agent", text: ALL }]) + "\n");
+    journal.save("drawn-1.txt", `${ALL}\n\tindented\n`);
+    saveSessionFile(journal.folder, "report.md", `# Report\n\n${ALL}\n`);
+    journal.close();
+    const read = (name: string): string => readFileSync(join(journal.folder, name), "utf8");
+    for (const name of ["journal.jsonl", "turns-1.json", "drawn-1.txt", "report.md"]) expect([name, RAW.test(read(name))]).toEqual([name, false]);
+    expect(JSON.parse(read("journal.jsonl").split("\n")[0]!).text).toBe(ALL);
+    expect(JSON.parse(read("turns-1.json"))).toEqual([{ role: "agent", text: ALL }]);
+    expect(read("drawn-1.txt")).toBe(`${escapeControls(ALL).replace("\\t", "\t").replace("\\n", "\n")}\n\tindented\n`);
   });
 });
 

@@ -47,6 +47,19 @@ export function parseJson(text: string, file: string, code: ErrorCode = "E_JSON_
   return data;
 }
 
+// JSON text for a file uuldana writes: JSON.stringify's, with the controls it leaves raw (DEL and C1, U+007F to
+// U+009F: U+009B is the one-character CSI) written as \u escapes too. C0 controls JSON.stringify escapes itself, so no
+// file holds a raw control character, and the text parses back to the same value.
+export function jsonText(value: unknown, space?: number): string {
+  return escapeJsonControls(JSON.stringify(value, null, space));
+}
+
+// The same for JSON text from elsewhere (what an agent hands the status-line relay): a control character other than
+// the whitespace between tokens can only stand inside a string, where the escape means the same character.
+export function escapeJsonControls(text: string): string {
+  return text.replace(RAW_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 // Thrown by findDuplicateKeys for text nested deeper than any uuldana file needs.
 export class JsonTooDeep extends Error {
   constructor(readonly at: KeyPlace) {
@@ -80,6 +93,9 @@ export function duplicateKeyError(file: string, duplicate: DuplicateKey, code: E
 }
 
 // --- internal ---
+
+// every control but the whitespace JSON allows between its tokens (tab, line feed, carriage return)
+const RAW_CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 
 // Finds where JSON text first goes wrong, independent of the engine's message wording.
 function locateSyntaxError(text: string, reason: string): { line: number; column: number } {

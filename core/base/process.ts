@@ -88,6 +88,33 @@ export function groupRunning(pid: number): boolean {
   });
 }
 
+// The processes of a group that still run, each with when it began, to tell later that the group is still the one
+// seen (its id can be given again once it is empty). Linux only; undefined where the platform does not say.
+export function groupMembers(pgid: number): { pid: number; started: string }[] | undefined {
+  if (process.platform !== "linux") return undefined;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  const members: { pid: number; started: string }[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    const started = stat && stat.group === pgid && stat.state !== "Z" ? processStarted(Number(entry)) : undefined;
+    if (started) members.push({ pid: Number(entry), started });
+  }
+  return members;
+}
+
+// Whether a group seen earlier (its members as groupMembers gave them) still has one of those processes in it; where
+// members are not known, whether any process of the group is there.
+export function groupStillThere(pgid: number, seen: { pid: number; started: string }[] | undefined): boolean {
+  if (!seen) return groupAlive(pgid);
+  return seen.some((member) => processRuns(member.pid, member.started) && procStat(member.pid)?.group === pgid);
+}
+
 function procStat(pid: number): { state: string; group: number; startTicks: string } | undefined {
   let stat: string;
   try {

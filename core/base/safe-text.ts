@@ -5,6 +5,7 @@
 
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const CONTROLS_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+const CONTROLS_BUT_LINES_AND_TABS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const SHORT: Record<string, string> = { "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f" };
 
 // One value shown inside a line (a table cell, a quoted id, a folder): its line breaks are escaped too.
@@ -16,6 +17,12 @@ export function escapeControls(text: string): string {
 // control character is escaped. Text already made safe comes out unchanged.
 export function safeOutput(text: string): string {
   return text.replace(CONTROLS_BUT_NEWLINE, spell);
+}
+
+// A text file uuldana writes (a report, a run's drawn lines, a conversation, a prompt): its line breaks and tabs stay,
+// every other control character is escaped, so no file holds one raw for a terminal that shows it with cat.
+export function safeFileText(text: string): string {
+  return text.replace(CONTROLS_BUT_LINES_AND_TABS, spell);
 }
 
 // --- internal ---

@@ -1,6 +1,6 @@
 import { closestWord } from "../base/suggest.js";
 import type { Context } from "../config/context.js";
-import { modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
+import { ALL_ENTRIES, modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
 import { formatInstant } from "../session/eligibility.js";
 import { UuldanaError } from "../base/errors.js";
 import { redactorFor } from "../config/redaction.js";
@@ -57,15 +57,17 @@ export async function clearCooldowns(context: Context, entry: string | undefined
     }
   }
   let cleared: string[] = [];
+  const now = new Date();
   const write = await updateCooldowns(
     context.dirs.data,
-    (entries) => {
-      // an entry's rest and the rests of its models
+    (entries, clears) => {
+      // an entry's rest and the rests of its models; the clear is remembered, so a rest seen before it and saved
+      // beside the table (by a uuldana that could not take the lock then) never brings the rest back
       cleared = [...entries].filter(([key, row]) => !entry || key === entry || (row.model !== undefined && key === modelKey(entry, row.model))).map(([key]) => key);
       for (const key of cleared) entries.delete(key);
+      clears.set(entry ?? ALL_ENTRIES, now);
     },
-    new Date(),
-    { keep: false },
+    now,
   );
   if (!write.written) {
     // a stray lock's reason says how to remove it; a busy one passes

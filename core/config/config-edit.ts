@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFileSync } from "../base/files.js";
-import { parseJson } from "../base/json.js";
+import { escapeJsonControls, parseJson } from "../base/json.js";
 import { schemaKeys } from "../base/schema.js";
 import { closestWord } from "../base/suggest.js";
 import { checkUserConfig } from "./config-check.js";
@@ -103,11 +103,12 @@ function setMember(text: string, key: string, value: unknown): string {
   const existing = members.find((member) => member.key === key);
   const last = members.at(-1);
   const unit = last ? indentOf(text, last) : "  ";
-  const written = unit === undefined ? JSON.stringify(value) : JSON.stringify(value, null, unit).replaceAll("\n", `\n${unit}`);
+  // what a value brings of DEL or C1 controls is written escaped, as in every file uuldana writes
+  const written = escapeJsonControls(unit === undefined ? JSON.stringify(value) : JSON.stringify(value, null, unit).replaceAll("\n", `\n${unit}`));
   if (existing) return text.slice(0, existing.valueStart) + written + text.slice(existing.valueEnd);
   if (!last) return `${text.slice(0, open)}{\n  ${JSON.stringify(key)}: ${written}\n}${text.slice(close + 1)}`;
   const separator = text.slice(last.keyEnd, last.valueStart);
-  const member = `${JSON.stringify(key)}${separator}${written}`;
+  const member = `${escapeJsonControls(JSON.stringify(key))}${separator}${written}`;
   return text.slice(0, last.valueEnd) + (unit === undefined ? `, ${member}` : `,\n${unit}${member}`) + text.slice(last.valueEnd);
 }
 

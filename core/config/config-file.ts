@@ -3,7 +3,7 @@ import { basename, dirname } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { FileProblem, readRegularFileSync, removeLeftovers } from "../base/files.js";
-import { parseJson } from "../base/json.js";
+import { jsonText, parseJson } from "../base/json.js";
 
 // config.json as uuldana changes it (/agent, providers add and remove; config set, unset and edit write through
 // replaceConfigText): read whole, one key changed, written atomically, every other setting, unknown keys and the
@@ -50,7 +50,7 @@ export function writeConfigKeys(found: ConfigFile, changes: Record<string, unkno
     updated = key in updated || !first ? { ...updated, [key]: value } : { [key]: value, ...updated };
     if (value === undefined) delete updated[key];
   }
-  return replaceConfigText(found, JSON.stringify(updated, null, 2) + "\n");
+  return replaceConfigText(found, jsonText(updated, 2) + "\n");
 }
 
 // Puts text as the file's whole content, atomically (mode 0600): how a change is made or undone. Undefined text

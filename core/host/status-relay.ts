@@ -7,6 +7,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 
+import { escapeJsonControls } from "../base/json.js";
+
 const [feed, own] = process.argv.slice(2);
 let input = "";
 try {
@@ -17,7 +19,8 @@ try {
 if (feed && input.trim()) {
   try {
     const temp = `${feed}.${process.pid}.tmp`;
-    writeFileSync(temp, input, { mode: 0o600 });
+    // what the CLI gave may hold controls JSON.stringify leaves raw (C1, DEL): none reaches the file
+    writeFileSync(temp, escapeJsonControls(input), { mode: 0o600 });
     renameSync(temp, feed);
   } catch {
     // a feed that cannot be written costs uuldana one reading, never the user's status line

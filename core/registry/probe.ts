@@ -5,6 +5,7 @@ import { basename } from "node:path";
 import type { Readable } from "node:stream";
 
 import { readRegularFile, removeLeftovers } from "../base/files.js";
+import { jsonText } from "../base/json.js";
 import type { Env } from "../base/paths.js";
 
 // Asking an installed CLI something about itself (its version, its help) without letting it hold uuldana: stdin
@@ -119,7 +120,7 @@ export async function writeProbeCache<T>(dir: string, file: string, probes: Reco
     removeLeftovers(dir, basename(file));
     const temp = `${file}.${process.pid}.tmp`;
     try {
-      await writeFile(temp, JSON.stringify({ version: 1, probes }), { mode: 0o600 });
+      await writeFile(temp, jsonText({ version: 1, probes }), { mode: 0o600 });
       await rename(temp, file);
     } finally {
       await rm(temp, { force: true });

@@ -3,23 +3,18 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 import { FileProblem, readRegularFile, removeLeftovers } from "../base/files.js";
-import { findDuplicateKeys, JsonTooDeep, type DuplicateKey } from "../base/json.js";
+import { findDuplicateKeys, jsonText, JsonTooDeep, type DuplicateKey } from "../base/json.js";
+import { clearsJson, mergeRest, modelKey, rowJson, toClears, toCooldown, type Clears, type Cooldown } from "./cooldown-rows.js";
 import { acquireLock } from "./lock.js";
+import { isPendingName, readPending, removePending, savePending, setAside, type PendingFound } from "./pending-rests.js";
 
-// One resting entry, as stored in cooldowns.json.
-export interface Cooldown {
-  until: Date;
-  since: Date | undefined;
-  source: "inferred" | "native" | "manual";
-  kind: string | undefined;
-  text: string | undefined;
-  // a rest of one model only (the row keyed "<entry>@<model>"): the entry runs, on another model
-  model?: string | undefined;
-}
+export { ALL_ENTRIES, modelKey, type Clears, type Cooldown } from "./cooldown-rows.js";
 
 export interface CooldownTable {
   file: string;
   entries: Map<string, Cooldown>;
+  // when rests were last cleared by hand (cooldown-rows.ts): a rest seen before is void
+  clears: Clears;
   problem: string | undefined;
   // what the problem means: not a file (left alone, never written), damaged (kept aside at the next write), or a
   // row given twice (the longer rest is used; the next write keeps one)
@@ -29,41 +24,44 @@ export interface CooldownTable {
   fix?: string | undefined;
 }
 
-// What became of a change: written to the table, or kept in this process to be written at the next chance.
+// What became of a change: written to the table, or not (a rest is then saved beside it, when it could be).
 export interface CooldownWrite {
   written: boolean;
   // something to tell the user, once: why it is not written yet, or what was wrong with the table
   notice: string | undefined;
+  // the file beside the table a rest that could not be written was saved in
+  saved?: string | undefined;
 }
 
 export interface UpdateOptions {
   // how long to wait for another writer's lock (1 s by default)
   waitMs?: number;
-  // keep a change that could not be written and retry it (the default); false: it is dropped and said so
-  keep?: boolean;
 }
 
-export type CooldownChange = (entries: Map<string, Cooldown>) => void;
+export type CooldownChange = (entries: Map<string, Cooldown>, clears: Clears) => void;
 
 const LOCK_WAIT_MS = 1000;
-const RETRY_MS = [1000, 2000, 5000, 15_000, 60_000];
+const TABLE = "cooldowns.json";
 
-// Reads the cooldown table; a missing file is empty, a bad one is reported and treated as empty. Changes this
-// process could not write yet are included: they count, here, as if they were in the file.
+// Reads the cooldown table; a missing file is empty, a bad one is reported and treated as empty. The rests saved
+// beside it (pending-rests.ts) count as if they were in it, by the table's rule; so do those this process could
+// save nowhere. The saved rests are read first: one a writer merges meanwhile is in the table read after it.
 export async function readCooldowns(dataDir: string): Promise<CooldownTable> {
-  const table = await readTable(join(dataDir, "cooldowns.json"));
-  for (const change of pending.get(table.file) ?? []) change(table.entries);
+  const file = join(dataDir, TABLE);
+  const pending = await readPending(dataDir);
+  const table = await readTable(file);
+  mergeSaved(table, pending, [...(unsaved.get(file) ?? [])]);
   return table;
 }
 
-// Calls onChange whenever the cooldown table in the data dir is replaced or changed (by this uuldana, another one, or
-// "cooldowns clear"): its folder is watched through the operating system, for the table's name. Returns the closer;
-// a folder that cannot be watched is not watched.
+// Calls onChange whenever the cooldown table in the data dir is replaced or changed, or a rest is saved beside it
+// (by this uuldana, another one, or "cooldowns clear"): its folder is watched through the operating system, for those
+// names. Returns the closer; a folder that cannot be watched is not watched.
 export function watchCooldowns(dataDir: string, onChange: () => void): () => void {
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(dataDir, (_event, name) => {
-      if (name === null || String(name) === "cooldowns.json") onChange();
+      if (name === null || String(name) === TABLE || isPendingName(String(name))) onChange();
     });
     watcher.on("error", () => watcher?.close());
   } catch {
@@ -78,43 +76,59 @@ export function restingUntil(table: CooldownTable, key: string, now: Date): Date
   return row && row.until.getTime() > now.getTime() ? row.until : undefined;
 }
 
-// Changes the table under its lock (see lock.ts): re-reads it, applies the change, drops expired rows, writes the
-// new table inside the lock folder and renames it over the old one once the lock is still ours. Waits for
-// another writer at most waitMs: then the change is kept, said so once, and written at the next update, by a
-// retry in the background, or by writePendingCooldowns before the process exits — a failover never waits longer.
+// Records rests (by key) in the table. Under its lock (see lock.ts and writeTable) when the lock comes within waitMs;
+// otherwise each is saved at once as a file of its own beside the table, which every reader counts and the next
+// writer merges: a failover never waits longer, and no rest is lost when this process ends. Only when the data dir
+// cannot take even that file does a rest stay in this process (tried again at its next write and before it exits).
+export async function recordRests(
+  dataDir: string,
+  rests: ReadonlyMap<string, Cooldown>,
+  now: Date = new Date(),
+  options: UpdateOptions = {},
+): Promise<CooldownWrite> {
+  const file = join(dataDir, TABLE);
+  return inTurn(file, async () => {
+    const all = new Map([...(unsaved.get(file) ?? []), ...rests]);
+    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, all, now), now, options.waitMs ?? LOCK_WAIT_MS);
+    if (outcome.written) {
+      unsaved.delete(file);
+      return outcome;
+    }
+    try {
+      const saved = await savePending(dataDir, all, now);
+      unsaved.delete(file);
+      return { written: false, notice: `${outcome.notice}; the rest is saved in a file of its own beside the table, and the next write adds it`, saved };
+    } catch (error) {
+      unsaved.set(file, all);
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      return { written: false, notice: `${outcome.notice}; nor could the rest be saved beside the table (${code}): it counts in this process only` };
+    }
+  });
+}
+
+// Changes the table under its lock, as writeTable does. Waits for another writer at most waitMs; a change that could
+// not be written then is not kept (cooldowns clear says so and the user tries again).
 export async function updateCooldowns(
   dataDir: string,
   change: CooldownChange,
   now: Date = new Date(),
   options: UpdateOptions = {},
 ): Promise<CooldownWrite> {
-  const file = join(dataDir, "cooldowns.json");
-  return inTurn(file, async () => {
-    const changes = [...(pending.get(file) ?? []), change];
-    const outcome = await writeTable(file, changes, now, options.waitMs ?? LOCK_WAIT_MS);
-    if (outcome.written) {
-      pending.delete(file);
-      return outcome;
-    }
-    if (options.keep === false || outcome.retry === false) return { written: false, notice: outcome.notice };
-    pending.set(file, changes);
-    scheduleRetry(file, 0);
-    return { written: false, notice: `${outcome.notice}; uuldana keeps the change and writes it as soon as it can` };
-  });
+  const file = join(dataDir, TABLE);
+  return inTurn(file, () => writeTable(file, change, now, options.waitMs ?? LOCK_WAIT_MS));
 }
 
-// The last chance for changes not written yet, called by the CLI once its command is done: one more try each, and
-// for what still cannot be written, a notice to print (nobody else is left to tell).
+// The last chance for rests this process could save nowhere (its data dir could take no file), called by the CLI once
+// its command is done: one more try each, and for what still cannot be written, a notice to print.
 export async function writePendingCooldowns(): Promise<string[]> {
   const notices: string[] = [];
-  for (const [file, changes] of [...pending]) {
-    clearTimeout(retries.get(file));
-    retries.delete(file);
-    const outcome = await inTurn(file, () => writeTable(file, changes, new Date(), LOCK_WAIT_MS));
-    pending.delete(file);
-    if (!outcome.written) {
-      const what = changes.length === 1 ? "a change" : `${changes.length} changes`;
-      notices.push(`${what} to the cooldown table could not be written before exit: ${outcome.notice}`);
+  for (const [file, rests] of [...unsaved]) {
+    unsaved.delete(file);
+    const write = await recordRests(dirname(file), rests, new Date());
+    if (!write.written && !write.saved) {
+      unsaved.delete(file);
+      const what = rests.size === 1 ? "a rest" : `${rests.size} rests`;
+      notices.push(`${what} could not be written to the cooldown table before exit: ${write.notice}`);
     }
   }
   return notices;
@@ -122,11 +136,10 @@ export async function writePendingCooldowns(): Promise<string[]> {
 
 // --- internal ---
 
-// changes not written yet, by table file, in the order they were made
-const pending = new Map<string, CooldownChange[]>();
+// rests this process could neither write nor save beside the table, by table file
+const unsaved = new Map<string, Map<string, Cooldown>>();
 // one write at a time per table in this process
 const turns = new Map<string, Promise<unknown>>();
-const retries = new Map<string, NodeJS.Timeout>();
 
 function inTurn<T>(file: string, work: () => Promise<T>): Promise<T> {
   const next = (turns.get(file) ?? Promise.resolve()).then(work, work);
@@ -134,26 +147,20 @@ function inTurn<T>(file: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
-function scheduleRetry(file: string, attempt: number): void {
-  if (!retries.has(file)) {
-    const timer = setTimeout(() => {
-      retries.delete(file);
-      void inTurn(file, async () => {
-        const changes = pending.get(file);
-        if (!changes) return;
-        const outcome = await writeTable(file, changes, new Date(), LOCK_WAIT_MS);
-        if (outcome.written) pending.delete(file);
-        else scheduleRetry(file, attempt + 1);
-      });
-    }, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
-    // a retry never keeps uuldana running: the last chance is writePendingCooldowns, just before the process exits
-    timer.unref();
-    retries.set(file, timer);
-  }
+function addRests(entries: Map<string, Cooldown>, clears: Clears, rests: ReadonlyMap<string, Cooldown>, seen: Date): void {
+  for (const [key, row] of rests) mergeRest(entries, clears, key, row, seen);
 }
 
-// retry: false when waiting cannot help and the user was told what to fix
-async function writeTable(file: string, changes: CooldownChange[], now: Date, waitMs: number): Promise<CooldownWrite & { retry?: boolean }> {
+// The rests saved beside the table, and those this process could save nowhere, merged into what was read.
+function mergeSaved(table: CooldownTable, pending: PendingFound, own: [string, Cooldown][]): void {
+  for (const saved of pending.found) addRests(table.entries, table.clears, saved.rests, saved.made);
+  for (const [key, row] of own) mergeRest(table.entries, table.clears, key, row, new Date());
+}
+
+// Changes the table under its lock: re-reads it and the rests saved beside it, merges those, applies the change,
+// drops expired rows, writes the new table inside the lock folder and renames it over the old one once the lock is
+// still ours; then removes the saved rests it merged.
+async function writeTable(file: string, change: CooldownChange, now: Date, waitMs: number): Promise<CooldownWrite> {
   const dataDir = dirname(file);
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -162,23 +169,27 @@ async function writeTable(file: string, changes: CooldownChange[], now: Date, wa
     const { lock } = attempt;
     try {
       // what writers killed mid-write left: earlier temporary files and lock folders of processes that are gone
-      removeLeftovers(dataDir, "cooldowns.json");
-      removeLeftovers(dataDir, "cooldowns.json.lock");
+      removeLeftovers(dataDir, TABLE);
+      removeLeftovers(dataDir, `${TABLE}.lock`);
+      const pending = await readPending(dataDir);
       const table = await readTable(file);
-      if (table.fault === "not-a-file") return { written: false, notice: `${table.what}; it cannot be written: ${table.fix}`, retry: false };
-      let notice = table.fault === "doubled" ? `${table.what}; the table now has one` : undefined;
+      if (table.fault === "not-a-file") return { written: false, notice: `${table.what}; it cannot be written: ${table.fix}` };
+      const notices = table.fault === "doubled" ? [`${table.what}; the table now has one`] : [];
       if (table.fault === "damaged") {
         const aside = `${file}.bad-${now.toISOString().replace(/[:.]/g, "-")}`;
         await rename(file, aside);
-        notice = `${table.problem}; it was kept as ${aside}`;
+        notices.push(`${table.problem}; it was kept as ${aside}`);
       }
-      for (const change of changes) change(table.entries);
-      const temp = join(lock.path, "cooldowns.json.tmp");
-      await writeFile(temp, serialize(table.entries, now), { mode: 0o600 });
+      for (const bad of pending.bad) notices.push(`${bad.file} ${bad.reason}; it was kept as ${await setAside(bad.file)}`);
+      mergeSaved(table, pending, []);
+      change(table.entries, table.clears);
+      const temp = join(lock.path, `${TABLE}.tmp`);
+      await writeFile(temp, serialize(table, now), { mode: 0o600 });
       if (!(await lock.isOurs())) return { written: false, notice: `cannot write ${file} now: its lock was taken over` };
       // the temporary file lives in the lock folder: had the lock been moved away since, this rename finds nothing
       await rename(temp, file);
-      return { written: true, notice };
+      await removePending(pending.found.map((saved) => saved.file));
+      return { written: true, notice: notices.length ? notices.join("; ") : undefined };
     } finally {
       await lock.release().catch(() => undefined);
     }
@@ -188,26 +199,18 @@ async function writeTable(file: string, changes: CooldownChange[], now: Date, wa
   }
 }
 
-function serialize(entries: Map<string, Cooldown>, now: Date): string {
+function serialize(table: CooldownTable, now: Date): string {
   const rows: Record<string, unknown> = {};
-  for (const [key, row] of entries) {
-    if (row.until.getTime() <= now.getTime()) continue;
-    rows[key] = {
-      until: row.until.toISOString(),
-      since: row.since?.toISOString() ?? null,
-      source: row.source,
-      kind: row.kind ?? null,
-      text: row.text ?? null,
-      ...(row.model ? { model: row.model } : {}),
-    };
-  }
-  return JSON.stringify({ version: 1, entries: rows }, null, 2) + "\n";
+  for (const [key, row] of table.entries) if (row.until.getTime() > now.getTime()) rows[key] = rowJson(row);
+  const clears = clearsJson(table.clears, now);
+  return jsonText({ version: 1, entries: rows, ...(clears ? { clears } : {}) }, 2) + "\n";
 }
 
 // The table as stored, and what is wrong with it (what: the fault itself, without what follows from it).
 async function readTable(file: string): Promise<CooldownTable> {
   const entries = new Map<string, Cooldown>();
-  const none = { file, entries, problem: undefined, fault: undefined, fix: undefined };
+  const clears: Clears = new Map();
+  const none = { file, entries, clears, problem: undefined, fault: undefined, fix: undefined };
   const damaged = (what: string): CooldownTable => ({ ...none, fault: "damaged", what, problem: `${what}; no entry is treated as resting` });
   let text: string;
   try {
@@ -239,6 +242,7 @@ async function readTable(file: string): Promise<CooldownTable> {
     const cooldown = toCooldown(row);
     if (cooldown) entries.set(key, cooldown);
   }
+  for (const [key, at] of toClears((data as { clears?: unknown }).clears)) clears.set(key, at);
   if (duplicates.length === 0) return none;
   // uuldana never writes a row twice; of two rows for one entry, the longer rest is the safe one to keep
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -255,27 +259,6 @@ async function readTable(file: string): Promise<CooldownTable> {
     ? `${file}: the entry "${first.key}" has two rows, ${at}; the longer rest is used${more}`
     : `${file}: the key "${first.key}" is given twice (${first.pointer}), ${at}; the last one is used${more}`;
   return { ...none, fault: "doubled", what, problem: `${what}, and the next write keeps one` };
-}
-
-function toCooldown(value: unknown): Cooldown | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const row = value as Record<string, unknown>;
-  const until = new Date(String(row.until));
-  if (Number.isNaN(until.getTime())) return undefined;
-  const since = row.since ? new Date(String(row.since)) : undefined;
-  return {
-    until,
-    since: since && !Number.isNaN(since.getTime()) ? since : undefined,
-    source: row.source === "native" || row.source === "manual" ? row.source : "inferred",
-    kind: typeof row.kind === "string" ? row.kind : undefined,
-    text: typeof row.text === "string" ? row.text : undefined,
-    ...(typeof row.model === "string" && row.model ? { model: row.model } : {}),
-  };
-}
-
-// The key of a rest of one model of an entry.
-export function modelKey(entry: string, model: string): string {
-  return `${entry}@${model}`;
 }
 
 // The models of an entry that rest at this moment.

@@ -3,6 +3,8 @@ import { join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { fileOnPath, removeLeftovers } from "../base/files.js";
+import { escapeJsonControls } from "../base/json.js";
+import { safeFileText } from "../base/safe-text.js";
 import { Redactor } from "../config/redaction.js";
 
 // The session journal: sessions/<id>/journal.jsonl, one JSON event a line, appended and flushed as things happen,
@@ -61,20 +63,23 @@ export class Journal {
 
   // --- internal ---
 
+  // One event as a line: its texts redacted, and no raw control character (jsonText's escapes) in it.
   private line(type: string, fields: Record<string, unknown>): string {
     const line = JSON.stringify({ at: new Date().toISOString(), type, ...fields }, (_key, value: unknown) =>
       typeof value === "string" ? this.redactor.redact(value) : value,
     );
-    return line + "\n";
+    return escapeJsonControls(line) + "\n";
   }
 }
 
 // Replaces a file in a session's folder whole (temporary file, then rename), readable by its owner only: for the
-// journal's files and for what a command writes there without opening the journal. The text is written as given.
+// journal's files and for what a command writes there without opening the journal. No raw control character reaches
+// it: JSON (.json, .jsonl) has them as \u escapes, which read back as the same strings; text keeps its line breaks
+// and tabs and has every other control escaped the way uuldana prints one.
 export function saveSessionFile(folder: string, name: string, text: string): string {
   const file = join(folder, name);
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, text, { mode: 0o600 });
+  writeFileSync(temp, /\.jsonl?$/.test(name) ? escapeJsonControls(text) : safeFileText(text), { mode: 0o600 });
   renameSync(temp, file);
   return file;
 }

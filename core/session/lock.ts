@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 
 import { describeKind, FileProblem, readRegularFile } from "../base/files.js";
+import { jsonText } from "../base/json.js";
 import { bootId, processRuns, processStarted } from "../base/process.js";
 import { sleep } from "../base/time.js";
 
@@ -108,7 +109,7 @@ async function stage(staging: string, holder: Holder): Promise<void> {
   await mkdir(staging, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== "EEXIST") throw error;
   });
-  await writeFile(join(staging, HOLDER_FILE), JSON.stringify(holder) + "\n", { mode: 0o600 });
+  await writeFile(join(staging, HOLDER_FILE), jsonText(holder) + "\n", { mode: 0o600 });
 }
 
 function heldLock(path: string, token: string): HeldLock {

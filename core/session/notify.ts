@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 
+import { groupMembers, groupStillThere, IS_WINDOWS, signalGroup } from "../base/process.js";
 import { alertKind, alertSequence } from "../terminal/alerts.js";
 import type { Journal } from "./journal.js";
 
@@ -26,7 +27,7 @@ export interface NotifierOptions {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   journal: Journal;
-  // how long notify_command may run before it is killed
+  // how long notify_command may run before it is killed, with all it started
   timeoutMs?: number;
 }
 
@@ -45,6 +46,10 @@ const TOLD_OF: Record<NotifyEvent, string> = {
 // at the moment uuldana says its own line, never while an agent holds the screen.
 export class Notifier {
   private readonly running = new Set<Promise<void>>();
+  // each notify_command runs in a process group of its own: those still running, and those whose command ended but
+  // left processes in its group (with the processes seen then), to be killed with uuldana's end
+  private readonly groups = new Set<ChildProcess>();
+  private readonly leftovers: { pgid: number; members: { pid: number; started: string }[] | undefined }[] = [];
   // the line saying notify_command failed, until it is taken; said once a session
   private unsaid: string | undefined;
   private failed = false;
@@ -71,6 +76,13 @@ export class Notifier {
     while (this.running.size) await Promise.all([...this.running]);
   }
 
+  // Kills what notify commands left running, as uuldana's session ends (on every path it ends by): each command's
+  // process group while it is still the one the command made. Nothing a notify_command started outlives uuldana.
+  close(): void {
+    for (const child of this.groups) if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
+    for (const { pgid, members } of this.leftovers.splice(0)) if (groupStillThere(pgid, members)) signalGroup(pgid, "SIGKILL");
+  }
+
   // --- internal ---
 
   private runCommand(event: NotifyEvent, facts: NotifyFacts, argv: string[]): void {
@@ -82,11 +94,20 @@ export class Notifier {
       until: facts.until?.toISOString() ?? null,
       text: facts.text,
     };
-    const done = runBounded(argv, JSON.stringify(payload) + "\n", this.options).then((failure) => {
+    const group = { started: (child: ChildProcess) => this.groups.add(child), ended: (child: ChildProcess) => this.ended(child) };
+    const done = runBounded(argv, JSON.stringify(payload) + "\n", this.options, group).then((failure) => {
       this.running.delete(done);
       if (failure) this.fail(event, failure);
     });
     this.running.add(done);
+  }
+
+  // A command's end: what it left in its group is remembered, to be killed at the session's end.
+  private ended(child: ChildProcess): void {
+    this.groups.delete(child);
+    if (child.pid === undefined || IS_WINDOWS) return;
+    const members = groupMembers(child.pid);
+    if (members === undefined || members.length > 0) this.leftovers.push({ pgid: child.pid, members });
   }
 
   private fail(event: NotifyEvent, failure: string): void {
@@ -98,9 +119,9 @@ export class Notifier {
   }
 }
 
-// Runs an argv with text on its stdin and its output dropped; kills it after the bound. Resolves with how it failed,
-// or undefined when it exited 0.
-function runBounded(argv: string[], input: string, options: NotifierOptions): Promise<string | undefined> {
+// Runs an argv in a process group of its own, with text on its stdin and its output dropped; kills the group after
+// the bound. Resolves with how it failed, or undefined when it exited 0.
+function runBounded(argv: string[], input: string, options: NotifierOptions, group: { started(child: ChildProcess): void; ended(child: ChildProcess): void }): Promise<string | undefined> {
   const [file, ...args] = argv;
   const bound = options.timeoutMs ?? TIMEOUT_MS;
   return new Promise((resolve) => {
@@ -112,13 +133,19 @@ function runBounded(argv: string[], input: string, options: NotifierOptions): Pr
       clearTimeout(timer);
       resolve(failure);
     };
-    const child = spawn(file!, args, { cwd: options.cwd, env: options.env as NodeJS.ProcessEnv, stdio: ["pipe", "ignore", "ignore"] });
+    // detached: a session and process group of its own, so what it starts can be killed with it
+    const child = spawn(file!, args, { cwd: options.cwd, env: options.env as NodeJS.ProcessEnv, stdio: ["pipe", "ignore", "ignore"], detached: !IS_WINDOWS });
+    group.started(child);
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill("SIGKILL");
+      if (IS_WINDOWS || !signalGroup(child.pid!, "SIGKILL")) child.kill("SIGKILL");
     }, bound);
-    child.on("error", (error: NodeJS.ErrnoException) => end(`(${file}) could not be started (${error.code ?? error.message})`));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      group.ended(child);
+      end(`(${file}) could not be started (${error.code ?? error.message})`);
+    });
     child.on("exit", (code, signal) => {
+      group.ended(child);
       if (timedOut) end(`(${file}) did not end within ${bound / 1000} seconds and was killed`);
       else if (signal) end(`(${file}) was killed by ${signal}`);
       else end(code === 0 ? undefined : `(${file}) exited with code ${code}`);

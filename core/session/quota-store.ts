@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { readRegularFileSync } from "../base/files.js";
+import { jsonText } from "../base/json.js";
 
 // The latest native quota reading of each entry, as the agents themselves report it (a status line, a rollout file):
 // one small file per entry in the data dir's quota folder, replaced whole at each reading, so two sessions of the
@@ -34,7 +35,7 @@ export function recordQuota(dataDir: string, reading: QuotaReading): boolean {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const file = join(folder, fileName(reading.entry));
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(serialize(reading)) + "\n", { mode: 0o600 });
+    writeFileSync(temp, jsonText(serialize(reading)) + "\n", { mode: 0o600 });
     renameSync(temp, file);
     return true;
   } catch {

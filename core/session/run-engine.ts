@@ -1,3 +1,5 @@
+import { basename } from "node:path";
+
 import { processStarted } from "../base/process.js";
 import { escapeControls } from "../base/safe-text.js";
 import type { DrawnAround } from "../host/drawn-lines.js";
@@ -9,7 +11,7 @@ import { classifyText, type Verdict } from "../reader/reader.js";
 import type { NativeQuota } from "../registry/adapter.js";
 import type { ProviderHooks } from "../registry/provider.js";
 import { restoreTerminal } from "../terminal/tty.js";
-import { modelKey, updateCooldowns, type Cooldown, type CooldownWrite } from "./cooldowns.js";
+import { modelKey, recordRests, type Cooldown, type CooldownWrite } from "./cooldowns.js";
 import { journalDetection } from "./detection-lines.js";
 import { DrawnFile } from "./drawn-file.js";
 import { GateWatch } from "./gate-watch.js";
@@ -318,14 +320,13 @@ export class RunEngine {
     this.feed("switch-took");
   }
 
-  // A rest in the cooldown table (the entry's, or one model's), its text redacted, journaled once written or kept. Waits
-  // at most a second for another writer; a rest not written then is kept and written later.
+  // A rest in the cooldown table (the entry's, or one model's), its text redacted, journaled once written or saved.
+  // Waits at most a second for another writer; a rest not written then is saved beside the table at once.
   private rest(key: string, row: Omit<Cooldown, "since">): Promise<CooldownWrite> {
-    return updateCooldowns(this.settings.dataDir, (entries) => {
-      entries.set(key, { ...row, since: new Date(), text: row.text === undefined ? undefined : this.options.redact(row.text) });
-    }).then((write) => {
+    const rest: Cooldown = { ...row, since: new Date(), text: row.text === undefined ? undefined : this.options.redact(row.text) };
+    return recordRests(this.settings.dataDir, new Map([[key, rest]])).then((write) => {
       const model = row.model ? { model: row.model } : {};
-      this.options.journal.write("cooldown", { entry: key, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.notice ? { notice: write.notice } : {}) });
+      this.options.journal.write("cooldown", { entry: key, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.saved ? { saved: basename(write.saved) } : {}), ...(write.notice ? { notice: write.notice } : {}) });
       return write;
     });
   }

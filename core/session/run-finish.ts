@@ -1,3 +1,4 @@
+import { jsonText } from "../base/json.js";
 import { escapeControls } from "../base/safe-text.js";
 import type { RunResult } from "../host/host.js";
 import type { Transcript, TranscriptQuery, Turn } from "../registry/adapter.js";
@@ -41,7 +42,7 @@ export function finishRun(ended: RunResult, facts: FinishFacts): { report: RunRe
   // the run's own transcript, where the agent keeps one and its adapter reads it
   const read = readTranscript(hooks, { cwd: facts.cwd, env: launch.env, started: facts.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: launch.prompt });
   const turnsFile = `turns-${runIndex}.json`;
-  if (read.transcript) journal.save(turnsFile, JSON.stringify(read.transcript.turns) + "\n");
+  if (read.transcript) journal.save(turnsFile, jsonText(read.transcript.turns) + "\n");
   journal.write("conversation", {
     entry,
     name: launch.manifest.name,

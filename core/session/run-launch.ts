@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { basename, join } from "node:path";
 
+import { jsonText } from "../base/json.js";
 import type { CeilingInForce } from "../config/levels.js";
 import { userLocale } from "../base/locale.js";
 import type { QuotaQuery } from "../registry/adapter.js";
@@ -103,7 +104,7 @@ export function addSettings(launch: Launch, hooks: ProviderHooks, facts: LaunchF
   const settings = settingsFlag ? hooks.launchSettings(launch.quotaQuery) : undefined;
   if (!settingsFlag || !settings) return;
   // the file holds the user's own status-line command as their settings give it: written as is, readable by them only
-  const file = saveSessionFile(facts.folder, `settings-${facts.runIndex}.json`, JSON.stringify(settings, null, 2) + "\n");
+  const file = saveSessionFile(facts.folder, `settings-${facts.runIndex}.json`, jsonText(settings, 2) + "\n");
   const level = launch.manifest.levels![launch.report.level]!;
   const idArgs = launch.sessionId ? launch.manifest.session_id!.args.length : 0;
   launch.args.splice((launch.manifest.args ?? []).length + (level.args ?? []).length + idArgs, 0, settingsFlag, file);

@@ -53,6 +53,8 @@ const CRASH_STEP_MS = 1000;
 
 // The sessions of this process whose agent is running, for a crash of uuldana to end them.
 const active = new Map<Journal, number>();
+// the notifiers of the sessions running, whose notify commands a crash must not leave behind
+const notifiers = new Set<Notifier>();
 
 // Runs a session: starts the first eligible entry of the priority list, passes the terminal through to it, and
 // when its allowance is gone, rests it and continues the conversation with the next eligible entry. Returns what
@@ -72,6 +74,8 @@ export async function runSession(context: Context, options: SessionOptions): Pro
     if (error instanceof UuldanaError) session.journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
     throw error;
   } finally {
+    // whatever a notify_command started and left running ends with the session, however it ends
+    session.closeNotifier();
     active.delete(session.journal);
     session.journal.close();
   }
@@ -133,6 +137,7 @@ class SessionLoop {
     const config = context.config;
     const stdout = options.terminal?.stdout ?? process.stdout;
     this.notifier = new Notifier({ sessionId: this.sessionId, notify: config.notify, command: config.notifyCommand, stdout, env: context.env, cwd: context.cwd, journal: this.journal });
+    notifiers.add(this.notifier);
   }
 
   // One step: the next entry runs, the session waits for one, or it ends (its result).
@@ -325,6 +330,11 @@ class SessionLoop {
     return await this.finish(endOf(report, this.stopped.aborted ? (String(this.stopped.reason) as NodeJS.Signals) : undefined));
   }
 
+  closeNotifier(): void {
+    this.notifier.close();
+    notifiers.delete(this.notifier);
+  }
+
   // a failure of notify_command is said between runs, with uuldana's other lines
   private sayProblems(): void {
     const lines = this.notifier.takeProblems();
@@ -369,7 +379,8 @@ function runSettings(context: Context): RunSettings {
 }
 
 // uuldana itself has crashed: each running agent climbs the stop ladder in a bounded synchronous wait (about two
-// seconds at most, then KILL), and its session ends in the journal. For the CLI's last handler; never throws.
+// seconds at most, then KILL), and its session ends in the journal; what notify commands left running is killed. For
+// the CLI's last handler; never throws.
 export function endSessionsOnCrash(error: unknown): void {
   for (const [journal, pid] of active) {
     const step = stopGroupNow(pid, CRASH_STEP_MS);
@@ -381,6 +392,8 @@ export function endSessionsOnCrash(error: unknown): void {
     }
   }
   active.clear();
+  for (const notifier of notifiers) notifier.close();
+  notifiers.clear();
 }
 
 // --- internal ---
