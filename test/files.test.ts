@@ -68,7 +68,7 @@ describe("config.json that is not a file", () => {
       const file = join(folder, "config.json");
       symlinkSync(file, file);
       const shown = file.replace("\n", "\\n");
-      const run = await scratch.run(["sessions", "list", "--json"], { env: { UULDANA_CONFIG_DIR: folder } });
+      const run = await scratch.run(["providers", "list", "--json"], { env: { UULDANA_CONFIG_DIR: folder } });
       expect(run.code).toBe(2);
       expect(run.stderr).toBe(
         [
@@ -94,7 +94,7 @@ describe("config.json that is not a file", () => {
 
   it("given with --config as a named pipe: exit 2, no hang", async () => {
     const file = fifo(join(sandbox.dir, "other.json"));
-    expect(await runQuickly(["--config", file, "cooldowns"])).toEqual({
+    expect(await runQuickly(["--config", file, "providers", "list"])).toEqual({
       code: 2,
       stdout: "",
       stderr: `uuldana: cannot read config ${file}: it is a named pipe (FIFO), not a file [E_CONFIG_UNREADABLE]\nhint: give --config a JSON file; replace it with a regular file, or remove it\n`,

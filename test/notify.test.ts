@@ -224,7 +224,7 @@ describe("who may set notify and notify_command", () => {
     const config = await loadConfig({ configDir: sandbox.config, cwd: sandbox.project, env: sandbox.env });
     expect(config.notify).toBe(false);
     expect(config.notifyCommand).toBeUndefined();
-    expect(config.ceiling).toBe("read-only");
+    expect(config.projectCeiling).toBe("read-only");
     expect(config.notes).toEqual([
       `${file}: "notify" can only be set in your own config.json; ignored`,
       `${file}: "notify_command" can only be set in your own config.json; ignored`,

@@ -436,7 +436,7 @@ describe("handoff_workspace in the config", () => {
     const file = sandbox.write("project/.uuldanarc.json", { handoff_workspace: value, ceiling: "read-only" });
     const config = await load();
     expect(config.handoffWorkspace).toBe(!value);
-    expect(config.ceiling).toBe("read-only");
+    expect(config.projectCeiling).toBe("read-only");
     expect(config.notes).toEqual([`${file}: "handoff_workspace" can only be set in your own config.json; ignored`]);
   });
 
