@@ -29,8 +29,10 @@ async function open(file: string, options: { budgetMs?: number; realClock?: bool
   const record = await loadManifestFile(file, "drop-in");
   expect(record.error).toBeUndefined();
   const problems: HookProblem[] = [];
+  // in uuldana's thread, as its own adapters run, so that the adapter and the test share globalThis.uuldanaTest
   const hooks = await openProvider(record, {
     report: (problem) => problems.push(problem),
+    where: "in-process",
     ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
     ...(options.realClock ? {} : { clock: () => clock().now }),
   });
