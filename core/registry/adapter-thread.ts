@@ -32,6 +32,8 @@ export interface AdapterThread {
   // the hooks the adapter gives
   readonly hooks: readonly HookName[];
   call(hook: HookName, argument: unknown, budgetMs: number): ThreadAnswer;
+  // tells now what a call left behind came to: its late answer, or, still running, a hook that did not return
+  settle(): void;
   close(): void;
 }
 
@@ -43,10 +45,11 @@ export async function openAdapterThread(record: ManifestRecord, events: (event: 
   const setup: WorkerSetup = { url: pathToFileURL(adapterFile(record)!).href, state, port: port2 };
   // the adapter's own output never reaches the terminal, where it would land in the middle of the agent's screen: the
   // thread's streams are its own (never read, which would keep uuldana running), and writes to them are dropped there
-  const worker = new Worker(workerFile(), { workerData: setup, transferList: [port2], stdout: true, stderr: true });
+  const worker = new Worker(workerFile(), { workerData: setup, transferList: [port2], stdout: true, stderr: true, execArgv: threadArgs() });
   worker.unref();
-  worker.on("error", () => undefined);
-  const loaded = await loadAnswer(worker, state);
+  let failed: unknown;
+  worker.on("error", (error) => (failed ??= error));
+  const loaded = await loadAnswer(worker, state, () => failed);
   let ended = false;
   const end = (): void => {
     if (ended) return;
@@ -107,7 +110,7 @@ class Thread implements AdapterThread {
   ) {}
 
   call(hook: HookName, argument: unknown, budgetMs: number): ThreadAnswer {
-    this.settle();
+    this.look();
     if (this.ended) return { ended: true };
     if (this.behind) return { busy: true };
     Atomics.store(this.state, STATE, CALLING);
@@ -117,23 +120,26 @@ class Thread implements AdapterThread {
     const now = Atomics.load(this.state, STATE);
     if (now === ENDED) return this.gone(hook), { ended: true };
     if (now === CALLING) {
-      this.behind = { hook, budgetMs, started, timer: setTimeout(() => this.settle(true), GRACE_MS).unref() };
+      this.behind = { hook, budgetMs, started, timer: setTimeout(() => this.look(true), GRACE_MS).unref() };
       return { late: true };
     }
     Atomics.store(this.state, STATE, IDLE);
     return fromWire(receiveMessageOnPort(this.port)?.message as HookAnswer | undefined);
   }
 
-  // The end of the run: a call left behind is told as it stands (a late answer, or one still running so far).
+  settle(): void {
+    this.look(true);
+  }
+
   close(): void {
-    this.settle(true);
+    this.look(true);
     this.ended = true;
     this.end();
   }
 
-  // A call left behind: its late answer (the hook was slow), the thread's end, or, when the grace is over, the end of
-  // a thread that is still in it.
-  private settle(graceOver = false): void {
+  // A call left behind: its late answer (the hook was slow), the thread's end, or, when the grace is over (or the run
+  // is), the end of a thread that is still in it.
+  private look(graceOver = false): void {
     const behind = this.behind;
     if (!behind || this.ended) return;
     const now = Atomics.load(this.state, STATE);
@@ -161,7 +167,7 @@ class Thread implements AdapterThread {
 // What the thread said of its import, or what it did instead: ended, or still loading at the deadline.
 // The answer comes on the thread's own channel, as an event: the hooks' port is only ever read synchronously, so that
 // no answer on it is taken by an event listener.
-async function loadAnswer(worker: Worker, state: Int32Array): Promise<{ shape: ExportsShape } | { failed: unknown } | { what: string }> {
+async function loadAnswer(worker: Worker, state: Int32Array, failed: () => unknown): Promise<{ shape: ExportsShape } | { failed: unknown } | { what: string }> {
   return new Promise((settle) => {
     const timer = setTimeout(() => settle({ what: `it was still loading after ${LOAD_DEADLINE_MS / 1000} s (a loop, or a top-level await that never settles)` }), LOAD_DEADLINE_MS);
     worker.once("message", (message: LoadAnswer) => {
@@ -171,7 +177,9 @@ async function loadAnswer(worker: Worker, state: Int32Array): Promise<{ shape: E
     });
     worker.once("exit", (code) => {
       clearTimeout(timer);
-      settle({ what: Atomics.load(state, STATE) === ENDED ? `its top level called process.exit(${code})` : "its thread ended while loading" });
+      const error = failed();
+      if (Atomics.load(state, STATE) === ENDED) return settle({ what: `its top level called process.exit(${code})` });
+      settle({ what: `its thread ended while loading${error instanceof Error ? ` (${error.message.split("\n")[0]})` : ""}` });
     });
   });
 }
@@ -185,6 +193,18 @@ function fromWire(answer: HookAnswer | undefined): ThreadAnswer {
   if ("fn" in answer) return { value: () => undefined };
   if ("unsendable" in answer) return { wrong: `${answer.unsendable}, which cannot be copied out of its thread` };
   return { value: answer.value };
+}
+
+// The main thread's Node options, so that the adapter loads as it would in uuldana's thread (loaders, conditions), less
+// those that only make sense for a main script given as text (-e, -p and --input-type).
+function threadArgs(): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const arg = process.execArgv[i]!;
+    if (["-e", "--eval", "-p", "--print", "--input-type"].includes(arg)) i++;
+    else if (!/^--(eval|print|input-type)=/.test(arg)) args.push(arg);
+  }
+  return args;
 }
 
 // The compiled worker beside this file; run from the sources (as the tests run them), the compiled one of the build.

@@ -42,6 +42,9 @@ export interface ProviderHooks {
   quota(query: QuotaQuery): NativeQuota | undefined;
   // whether the adapter reads the agent's own quota at all
   readonly hasQuota: boolean;
+  // at a run's end: tells now what a call left behind came to (its late answer, or a hook that did not return), so that
+  // the run's report has it; the hooks still answer after, for the conversation handed on
+  settle(): void;
   // ends the adapter's thread, when it has one; the hooks answer nothing after
   close(): void;
 }
@@ -125,7 +128,7 @@ export function formatHookProblem(problem: HookProblem): string {
     threw: `threw (${problem.message})`,
     returned: `returned ${problem.message}`,
     slow: `took ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms)`,
-    hung: `did not return within ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms, then ${problem.durationMs - problem.budgetMs} ms more)`,
+    hung: `did not return (the budget is ${problem.budgetMs} ms)`,
     exited: problem.message,
   }[problem.failure];
   const whole = problem.failure === "hung" || problem.failure === "exited";
@@ -164,6 +167,7 @@ function guardedHooks(manifest: NonNullable<ManifestRecord["manifest"]>, call: C
     quotaFiles: (query) => call("quotaFiles", query, checkFiles, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value ?? [],
     quota: (query) => call("quota", query, checkQuota, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
     hasQuota: runner.has("quota"),
+    settle: () => runner.settle(),
     close: () => runner.close(),
   };
 }
@@ -172,15 +176,21 @@ function guardedHooks(manifest: NonNullable<ManifestRecord["manifest"]>, call: C
 interface Runner {
   has(hook: HookName): boolean;
   run(hook: HookName, argument: unknown, budgetMs: number): ThreadAnswer;
+  settle(): void;
   close(): void;
 }
 
 async function openRunner(record: ManifestRecord, options: ProviderOptions, events: (event: ThreadEvent) => void): Promise<Runner> {
-  const none: Runner = { has: () => false, run: () => ({ ended: true }), close: () => undefined };
+  const none: Runner = { has: () => false, run: () => ({ ended: true }), settle: () => undefined, close: () => undefined };
   if (!record.manifest?.adapter || options.withoutAdapter) return none;
   if ((options.where ?? adapterPlace(record)) === "thread") {
     const thread = await openAdapterThread(record, events);
-    return { has: (hook) => thread.hooks.includes(hook), run: (hook, argument, budgetMs) => thread.call(hook, argument, budgetMs), close: () => thread.close() };
+    return {
+      has: (hook) => thread.hooks.includes(hook),
+      run: (hook, argument, budgetMs) => thread.call(hook, argument, budgetMs),
+      settle: () => thread.settle(),
+      close: () => thread.close(),
+    };
   }
   const adapter = (await loadAdapter(record)) as unknown as Record<HookName, ((this: unknown, argument: unknown) => unknown) | undefined>;
   return {
@@ -192,6 +202,7 @@ async function openRunner(record: ManifestRecord, options: ProviderOptions, even
         return { threw: error instanceof Error ? error.message : String(error) };
       }
     },
+    settle: () => undefined,
     close: () => undefined,
   };
 }

@@ -31,7 +31,8 @@ export async function runEntry(settings: RunSettings, options: EntryRunOptions):
     if (error instanceof UuldanaError && error.code === "E_AGENT_START") return failedStart(launch, options, error.message);
     throw error;
   } finally {
-    hooks.close();
+    // the adapter's thread lives on, for the conversation handed on; it never holds uuldana's exit
+    hooks.settle();
   }
 }
 
