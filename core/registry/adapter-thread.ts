@@ -62,7 +62,10 @@ export async function openAdapterThread(record: ManifestRecord, events: (event: 
     throw "failed" in loaded ? importError(record, loaded.failed) : adapterLoadError(record, loaded.what);
   }
   try {
-    return new Thread(checkExports(record, loaded.shape), port, state, end, events);
+    const thread = new Thread(checkExports(record, loaded.shape), port, state, end, events);
+    // an end between calls is told as it happens
+    worker.once("exit", () => thread.look());
+    return thread;
   } catch (error) {
     end();
     throw error;
@@ -133,22 +136,29 @@ class Thread implements AdapterThread {
 
   close(): void {
     this.look(true);
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.behind) clearTimeout(this.behind.timer);
+    this.behind = undefined;
     this.ended = true;
     this.end();
   }
 
   // A call left behind: its late answer (the hook was slow), the thread's end, or, when the grace is over (or the run
-  // is), the end of a thread that is still in it.
-  private look(graceOver = false): void {
+  // is), the end of a thread that is still in it; with no call left behind, an end of the thread between calls.
+  look(graceOver = false): void {
     const behind = this.behind;
-    if (!behind || this.ended) return;
     const now = Atomics.load(this.state, STATE);
+    if (!behind && !this.ended && now === ENDED) return this.gone(undefined);
+    if (!behind || this.ended) return;
     if (now === CALLING && !graceOver) return;
     clearTimeout(behind.timer);
     this.behind = undefined;
     if (now === ENDED) return this.gone(behind.hook);
     if (now === CALLING) {
-      this.close();
+      this.finish();
       return this.events({ kind: "hung", hook: behind.hook, waitedMs: Math.min(Math.round(performance.now() - behind.started), behind.budgetMs + GRACE_MS), budgetMs: behind.budgetMs });
     }
     Atomics.store(this.state, STATE, IDLE);
@@ -159,7 +169,7 @@ class Thread implements AdapterThread {
   private gone(hook: HookName | undefined): void {
     const said = receiveMessageOnPort(this.port)?.message as { crashed?: string } | undefined;
     const code = Atomics.load(this.state, EXIT_CODE);
-    this.close();
+    this.finish();
     this.events({ kind: "exited", hook, what: said?.crashed !== undefined ? `threw outside any hook (${said.crashed})` : `called process.exit(${code})` });
   }
 }

@@ -40,8 +40,9 @@ export interface ProviderHooks {
   // the files to watch for quota readings (none without the hook), and the latest reading, checked and copied
   quotaFiles(query: QuotaQuery): string[];
   quota(query: QuotaQuery): NativeQuota | undefined;
-  // whether the adapter reads the agent's own quota at all
+  // whether the adapter reads the agent's own quota at all, and names files to watch for it
   readonly hasQuota: boolean;
+  readonly hasQuotaFiles: boolean;
   // at a run's end: tells now what a call left behind came to (its late answer, or a hook that did not return), so that
   // the run's report has it; the hooks still answer after, for the conversation handed on
   settle(): void;
@@ -167,6 +168,7 @@ function guardedHooks(manifest: NonNullable<ManifestRecord["manifest"]>, call: C
     quotaFiles: (query) => call("quotaFiles", query, checkFiles, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value ?? [],
     quota: (query) => call("quota", query, checkQuota, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
     hasQuota: runner.has("quota"),
+    hasQuotaFiles: runner.has("quotaFiles"),
     settle: () => runner.settle(),
     close: () => runner.close(),
   };
