@@ -38,13 +38,19 @@ export async function runEntry(settings: RunSettings, options: EntryRunOptions):
 
 // --- internal ---
 
+// The adapters turned off in this session (one that would not load, hung or ended its thread), by manifest file: a
+// later run of the same provider goes without it, and without saying so again.
+const turnedOff = new Set<string>();
+
 // The provider's adapter, imported now that it runs. One that will not load (it throws, loops, never settles, exits, or
 // exports no hooks) is turned off for the session: said once, journaled, and the provider runs as if it had none.
 async function openHooks(launch: Launch, options: EntryRunOptions): Promise<ProviderHooks> {
   const report = launch.report;
   const pack = packOf(options.record.source);
   const opening = {
+    withoutAdapter: turnedOff.has(options.record.file),
     report: (problem: HookProblem) => {
+      if (problem.failure === "hung" || problem.failure === "exited") turnedOff.add(options.record.file);
       report.hookProblems.push(formatHookProblem(problem));
       options.journal.write("hook-off", { entry: report.entry, provider: problem.provider, ...(problem.pack ? { pack: problem.pack } : {}), ...(problem.hook ? { hook: problem.hook } : {}), failure: problem.failure, message: problem.message });
     },
@@ -53,6 +59,7 @@ async function openHooks(launch: Launch, options: EntryRunOptions): Promise<Prov
     return await openProvider(options.record, opening);
   } catch (error) {
     if (!(error instanceof UuldanaError) || (error.code !== "E_ADAPTER_LOAD" && error.code !== "E_ADAPTER_INVALID")) throw error;
+    turnedOff.add(options.record.file);
     report.hookProblems.push(formatAdapterOff(error));
     options.journal.write("hook-off", { entry: report.entry, provider: options.record.manifest!.id, ...(pack ? { pack } : {}), failure: "load", message: error.message, code: error.code });
     return await openProvider(options.record, { ...opening, withoutAdapter: true });
