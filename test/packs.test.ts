@@ -226,6 +226,29 @@ describe("a pack whose adapter throws", () => {
   }, 60_000);
 });
 
+describe("a pack whose adapter's hook never returns", () => {
+  it("does not hold the session: the adapter is turned off at the hook's deadline, named with its pack, and the session fails over on the general reader", async () => {
+    linkAgent(sandbox, "quirk", "quirk-agent.mjs");
+    sandbox.write("config/config.json", { providers: ["looper", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-looper")])).code).toBe(0);
+    const env = { ...sandbox.env, QUIRK_MODE: "banner" };
+    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
+    terminals.push(terminal);
+    await terminal.waitFor("quirk agent ready");
+    terminal.type("go on\r");
+    await terminal.waitFor("line agent ready", 20_000);
+    terminal.type("hello\r");
+    await terminal.waitFor("you said: hello");
+    terminal.type("/exit\r");
+    expect((await terminal.exited).exitCode).toBe(0);
+    expect(said(terminal).filter((line) => line.includes("hook"))).toEqual([
+      'uuldana: provider "looper" (pack uuldana-provider-looper@1.0.0): its classify hook did not return (the budget is 50 ms); uuldana turned its adapter off and carries on without it',
+    ]);
+    expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "looper", pack: "uuldana-provider-looper@1.0.0", hook: "classify", failure: "hung" }]);
+    expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "looper", kind: "daily" });
+  }, 60_000);
+});
+
 describe("providers add refuses, and leaves the config as it was", () => {
   it.each([
     [

@@ -29,8 +29,10 @@ async function open(file: string, options: { budgetMs?: number; realClock?: bool
   const record = await loadManifestFile(file, "drop-in");
   expect(record.error).toBeUndefined();
   const problems: HookProblem[] = [];
+  // in uuldana's thread, as its own adapters run, so that the adapter and the test share globalThis.uuldanaTest
   const hooks = await openProvider(record, {
     report: (problem) => problems.push(problem),
+    where: "in-process",
     ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
     ...(options.realClock ? {} : { clock: () => clock().now }),
   });
@@ -231,5 +233,94 @@ describe("a provider's hooks", () => {
         `  adapter: ${join(sandbox.config, "providers", "native-broken.mjs")}\n  manifest: ${broken}\n` +
         `hint: fix the adapter, or remove "adapter" from the manifest to run native-broken without one\n`,
     });
+  });
+});
+
+describe("an adapter from a pack or the providers folder, in a thread of its own", () => {
+  const threaded = async (id: string, adapter: string, budgetMs = HOOK_BUDGET_MS): Promise<{ hooks: ProviderHooks; problems: HookProblem[] }> => {
+    const record = await loadManifestFile(dropIn(id, {}, adapter), "pack uuldana-provider-threaded@2.0.0");
+    const problems: HookProblem[] = [];
+    return { hooks: await openProvider(record, { report: (problem) => problems.push(problem), budgetMs }), problems };
+  };
+  // until the thread has told what became of a call left behind
+  const told = async (problems: HookProblem[]): Promise<void> => {
+    while (problems.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+
+  it("answers as in uuldana's thread, and names a promise or a function returned as it does", async () => {
+    const { hooks, problems } = await threaded("copied", `export default {
+  classify: (text) => (text === "gone" ? { stop: true, reset_at: "2026-12-05T08:00:00+01:00" } : undefined),
+  chrome: () => Promise.resolve(true),
+  busy: () => () => true,
+};
+`);
+    expect([hooks.classify("gone"), hooks.classify("fine")]).toEqual([{ stop: true, reset_at: "2026-12-05T07:00:00.000Z" }, undefined]);
+    expect([hooks.chrome("x"), hooks.busy(["x"])]).toEqual([false, false]);
+    expect(problems.map(formatHookProblem)).toEqual([
+      'uuldana: provider "copied" (pack uuldana-provider-threaded@2.0.0): its chrome hook returned a promise (hooks are synchronous), not true or false; uuldana carries on without it',
+      'uuldana: provider "copied" (pack uuldana-provider-threaded@2.0.0): its busy hook returned a function, not true or false; uuldana carries on without it',
+    ]);
+  });
+
+  it("leaves a slow call behind at its budget, answering nothing, and turns that hook off when it comes back", async () => {
+    const { hooks, problems } = await threaded("dawdler", `export default {
+  busy: () => { const until = performance.now() + 300; while (performance.now() < until) {} return true; },
+  chrome: (line) => line === "mine",
+};
+`);
+    expect(hooks.busy(["x"])).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(hooks.chrome("mine")).toBe(true);
+    expect(hooks.busy(["x"])).toBe(false);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ hook: "busy", failure: "slow", budgetMs: HOOK_BUDGET_MS });
+    expect(formatHookProblem(problems[0]!)).toBe(
+      `uuldana: provider "dawdler" (pack uuldana-provider-threaded@2.0.0): its busy hook took ${problems[0]!.durationMs} ms (the budget is 50 ms); uuldana carries on without it`,
+    );
+  });
+
+  it("ends the thread of a hook that never returns, and the adapter is off", async () => {
+    const { hooks, problems } = await threaded("spinner", `export default { classify: () => { for (;;) {} }, chrome: () => true };\n`);
+    expect(hooks.classify("x")).toBeUndefined();
+    // while the call is left behind, the other hooks are not called
+    expect(hooks.chrome("x")).toBe(false);
+    await told(problems);
+    expect(problems.map(formatHookProblem)).toEqual([
+      'uuldana: provider "spinner" (pack uuldana-provider-threaded@2.0.0): its classify hook did not return (the budget is 50 ms); uuldana turned its adapter off and carries on without it',
+    ]);
+    expect([hooks.chrome("x"), hooks.classify("x")]).toEqual([false, undefined]);
+    expect(problems).toHaveLength(1);
+  });
+
+  it("turns the adapter off when it ends its thread, in a hook or between calls, or throws outside any hook", async () => {
+    const inHook = await threaded("quitter", `export default { busy: () => process.exit(4), chrome: () => true };\n`);
+    expect([inHook.hooks.busy(["x"]), inHook.hooks.chrome("x")]).toEqual([false, false]);
+    expect(inHook.problems.map(formatHookProblem)).toEqual([
+      'uuldana: provider "quitter" (pack uuldana-provider-threaded@2.0.0): its busy hook called process.exit(4); uuldana turned its adapter off and carries on without it',
+    ]);
+    const between = await threaded("leaver", `setTimeout(() => process.exit(0), 10);\nexport default { chrome: () => true };\n`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(between.hooks.chrome("x")).toBe(false);
+    expect(between.problems.map(formatHookProblem)).toEqual([
+      'uuldana: provider "leaver" (pack uuldana-provider-threaded@2.0.0): its adapter called process.exit(0); uuldana turned its adapter off and carries on without it',
+    ]);
+    const thrower = await threaded("timer", `setTimeout(() => { throw new Error("tick"); }, 10);\nexport default { chrome: () => true };\n`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(thrower.hooks.chrome("x")).toBe(false);
+    expect(thrower.problems.map(formatHookProblem)).toEqual([
+      'uuldana: provider "timer" (pack uuldana-provider-threaded@2.0.0): its adapter threw outside any hook (tick); uuldana turned its adapter off and carries on without it',
+    ]);
+  });
+
+  it("will not load an adapter that loops, awaits forever or exits at its top level", async () => {
+    const opened = async (id: string, adapter: string): Promise<unknown> =>
+      openProvider(await loadManifestFile(dropIn(id, {}, adapter), "drop-in"), { report: () => undefined }).then(() => "opened", (error: Error) => error.message);
+    expect(await opened("looping", "for (;;) {}\nexport default {};\n")).toBe(
+      'the adapter of provider "looping" will not load: it was still loading after 3 s (a loop, or a top-level await that never settles)',
+    );
+    expect(await opened("waiting", "await new Promise(() => undefined);\nexport default {};\n")).toBe(
+      'the adapter of provider "waiting" will not load: it was still loading after 3 s (a loop, or a top-level await that never settles)',
+    );
+    expect(await opened("exiting", "process.exit(0);\nexport default {};\n")).toBe('the adapter of provider "exiting" will not load: its top level called process.exit(0)');
   });
 });

@@ -114,47 +114,91 @@ export function defineProvider<T extends ProviderAdapter>(adapter: T): T {
 // The name of one hook.
 export type HookName = (typeof HOOK_NAMES)[number];
 
-// Imports a provider's adapter; called only when that provider runs, never to list or validate. An adapter that
-// will not load is E_ADAPTER_LOAD; one whose default export is not an object of hooks is E_ADAPTER_INVALID.
+// Imports a provider's adapter into this thread; called only when that provider runs, never to list or validate. An
+// adapter that will not load is E_ADAPTER_LOAD; one whose default export is not an object of hooks is
+// E_ADAPTER_INVALID. uuldana's own adapters are loaded so; a pack's or a drop-in's runs in a thread of its own
+// (adapter-thread.ts), where the same checks judge what it exports.
 export async function loadAdapter(record: ManifestRecord): Promise<ProviderAdapter | undefined> {
-  const relative = record.manifest?.adapter;
-  if (!relative) return undefined;
-  const file = resolve(dirname(record.file), relative);
-  const provider = record.manifest!.id;
-  const label = providerLabel(provider, record.source);
-  const details = [`  adapter: ${file}`, `  manifest: ${record.file}`];
-  const hooks = `${HOOK_NAMES.slice(0, -1).join(", ")} and ${HOOK_NAMES.at(-1)}`;
-  const invalid = (problem: string): UuldanaError =>
-    new UuldanaError("E_ADAPTER_INVALID", `the adapter of ${label} ${problem}`, {
-      details,
-      hint: `an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: ${hooks}`,
-      exitCode: 1,
-    });
+  const file = adapterFile(record);
+  if (!file) return undefined;
   let loaded: { default?: unknown };
   try {
     loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    throw new UuldanaError("E_ADAPTER_LOAD", `the adapter of ${label} will not load: ${loadFailure(error, file)}`, {
-      details,
-      hint: `fix the adapter, or remove "adapter" from the manifest to run ${provider} without one`,
-      exitCode: 1,
-      // the message already says what the import said; a deeper cause of it (what the module itself failed on) is shown below
-      cause: (error as { cause?: unknown } | undefined)?.cause,
-    });
+    throw importError(record, error);
   }
-  if (!("default" in loaded)) throw invalid("has no default export");
+  checkExports(record, describeExports(loaded));
+  return loaded.default as ProviderAdapter;
+}
+
+// The adapter file a manifest names, resolved beside the manifest; undefined when it names none.
+export function adapterFile(record: ManifestRecord): string | undefined {
+  const relative = record.manifest?.adapter;
+  return relative ? resolve(dirname(record.file), relative) : undefined;
+}
+
+// What a module exports, as plain facts that can leave the thread that imported it: whether it has a default export,
+// what that is, and what each of its entries is.
+export interface ExportsShape {
+  hasDefault: boolean;
+  kind: string;
+  plain: boolean;
+  entries: [name: string, kind: string][];
+}
+
+export function describeExports(loaded: { default?: unknown }): ExportsShape {
   const adapter = loaded.default;
-  if (typeof adapter !== "object" || adapter === null || Array.isArray(adapter) || ![Object.prototype, null].includes(Object.getPrototypeOf(adapter))) {
-    throw invalid(`has ${kindOf(adapter)} as its default export, not a plain object`);
-  }
-  for (const [name, hook] of Object.entries(adapter)) {
+  const plain = typeof adapter === "object" && adapter !== null && !Array.isArray(adapter) && [Object.prototype, null].includes(Object.getPrototypeOf(adapter));
+  return {
+    hasDefault: "default" in loaded,
+    kind: kindOf(adapter),
+    plain,
+    entries: plain ? Object.entries(adapter as object).map(([name, hook]) => [name, typeof hook === "function" ? "function" : kindOf(hook)]) : [],
+  };
+}
+
+// The hooks an adapter gives, or E_ADAPTER_INVALID saying what in its exports is not an object of hooks.
+export function checkExports(record: ManifestRecord, shape: ExportsShape): HookName[] {
+  const invalid = (problem: string): UuldanaError =>
+    new UuldanaError("E_ADAPTER_INVALID", `the adapter of ${label(record)} ${problem}`, {
+      details: details(record),
+      hint: `an adapter's default export is an object of hooks, export default defineProvider({ ... }); each hook is optional and a function: ${HOOK_NAMES.slice(0, -1).join(", ")} and ${HOOK_NAMES.at(-1)}`,
+      exitCode: 1,
+    });
+  if (!shape.hasDefault) throw invalid("has no default export");
+  if (!shape.plain) throw invalid(`has ${shape.kind} as its default export, not a plain object`);
+  for (const [name, kind] of shape.entries) {
     if (!(HOOK_NAMES as readonly string[]).includes(name)) throw invalid(`exports "${name}", which is not a hook`);
-    if (typeof hook !== "function") throw invalid(`exports "${name}" as ${kindOf(hook)}, not a function`);
+    if (kind !== "function") throw invalid(`exports "${name}" as ${kind}, not a function`);
   }
-  return adapter as ProviderAdapter;
+  return shape.entries.map(([name]) => name as HookName);
+}
+
+// E_ADAPTER_LOAD for an import that failed: a missing file, a syntax error with its line, or what its top level threw.
+export function importError(record: ManifestRecord, error: unknown): UuldanaError {
+  return adapterLoadError(record, loadFailure(error, adapterFile(record)!), (error as { cause?: unknown } | undefined)?.cause);
+}
+
+// E_ADAPTER_LOAD saying what the adapter did instead of loading.
+export function adapterLoadError(record: ManifestRecord, what: string, cause?: unknown): UuldanaError {
+  return new UuldanaError("E_ADAPTER_LOAD", `the adapter of ${label(record)} will not load: ${what}`, {
+    details: details(record),
+    hint: `fix the adapter, or remove "adapter" from the manifest to run ${record.manifest!.id} without one`,
+    exitCode: 1,
+    // the message already says what the import said; a deeper cause of it (what the module itself failed on) is shown below
+    cause,
+  });
 }
 
 // --- internal ---
+
+function label(record: ManifestRecord): string {
+  return providerLabel(record.manifest!.id, record.source);
+}
+
+function details(record: ManifestRecord): string[] {
+  return [`  adapter: ${adapterFile(record)}`, `  manifest: ${record.file}`];
+}
 
 // Why an import failed, in words: a missing file, a syntax error with its line, or what its top level threw. The
 // file and its syntax are looked at again rather than read from the error, which says less and depends on the loader.

@@ -1,11 +1,14 @@
 import { escapeControls } from "../base/safe-text.js";
-import { copyTurns, isTurnList, loadAdapter, type HookName, type NativeQuota, type ProviderAdapter, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
+import { copyTurns, isTurnList, loadAdapter, type HookName, type NativeQuota, type ProviderVerdict, type QuotaQuery, type Transcript, type TranscriptQuery, type Turn } from "./adapter.js";
+import { openAdapterThread, type ThreadAnswer, type ThreadEvent } from "./adapter-thread.js";
 import { compileLinePatterns } from "./patterns.js";
 import { packOf, type ManifestRecord } from "./types.js";
 
 // One provider as a run uses it: the manifest's line patterns and ready pattern together with its adapter's hooks.
 // Hooks run on the output path, so each is guarded: one that throws, returns the wrong shape or takes longer than
 // the budget in a single call is reported once and turned off for the session, and the general behaviour carries on.
+// uuldana's own adapters run in this thread; any other (a pack's, a drop-in's) in a thread of its own, where each call
+// has a hard deadline (adapter-thread.ts): one that never returns or ends its thread turns the whole adapter off.
 
 // How long one call of a hook may take before the hook is turned off, unless the session says otherwise.
 export const HOOK_BUDGET_MS = 50;
@@ -37,8 +40,14 @@ export interface ProviderHooks {
   // the files to watch for quota readings (none without the hook), and the latest reading, checked and copied
   quotaFiles(query: QuotaQuery): string[];
   quota(query: QuotaQuery): NativeQuota | undefined;
-  // whether the adapter reads the agent's own quota at all
+  // whether the adapter reads the agent's own quota at all, and names files to watch for it
   readonly hasQuota: boolean;
+  readonly hasQuotaFiles: boolean;
+  // at a run's end: tells now what a call left behind came to (its late answer, or a hook that did not return), so that
+  // the run's report has it; the hooks still answer after, for the conversation handed on
+  settle(): void;
+  // ends the adapter's thread, when it has one; the hooks answer nothing after
+  close(): void;
 }
 
 // A hook that was turned off, as flat facts.
@@ -46,10 +55,13 @@ export interface HookProblem {
   provider: string;
   // the pack the provider came from ("<name>@<version>"), when it came from one
   pack?: string;
-  hook: HookName;
-  // it threw, it returned something of the wrong shape, or one call took longer than the budget
-  failure: "threw" | "returned" | "slow";
-  // what it threw, or what it returned and what was expected, as one line
+  // the hook at fault; none when the adapter's thread ended between calls
+  hook?: HookName;
+  // it threw, it returned something of the wrong shape, or one call took longer than the budget; or, in an adapter's
+  // own thread, a call had not returned by the budget and the grace after it, or the adapter ended its thread
+  // (process.exit, a throw outside any hook): these two turn the whole adapter off
+  failure: "threw" | "returned" | "slow" | "hung" | "exited";
+  // what it threw, what it returned and what was expected, or what it did, as one line
   message: string;
   durationMs: number;
   budgetMs: number;
@@ -61,42 +73,85 @@ export interface ProviderOptions {
   budgetMs?: number;
   // milliseconds, for measuring each call (performance.now unless a test injects one)
   clock?: () => number;
+  // where the adapter runs: uuldana's own in this thread, any other in a thread of its own, unless a test says
+  where?: "in-process" | "thread";
+  // open the provider as if its manifest named no adapter (its adapter would not load)
+  withoutAdapter?: boolean;
 }
 
-// Opens a provider for one session: imports its adapter, if its manifest names one, and compiles its patterns.
+// Where an adapter runs unless told: only uuldana's own code shares uuldana's thread, where a call costs nothing more
+// than the call; code from a pack or the user's providers folder gets a thread of its own and hard deadlines.
+export function adapterPlace(record: ManifestRecord): "in-process" | "thread" {
+  return record.source === "built-in" ? "in-process" : "thread";
+}
+
+// Opens a provider for one session: imports its adapter, if its manifest names one, and compiles its patterns. An
+// adapter that will not load is E_ADAPTER_LOAD or E_ADAPTER_INVALID.
 export async function openProvider(record: ManifestRecord, options: ProviderOptions): Promise<ProviderHooks> {
   const manifest = record.manifest;
   if (!manifest) throw record.error ?? new Error(`${record.file} holds no valid manifest`);
-  const adapter = manifest.adapter ? await loadAdapter(record) : undefined;
   const budgetMs = options.budgetMs ?? HOOK_BUDGET_MS;
   const clock = options.clock ?? (() => performance.now());
-  const chromeLine = compileLinePatterns(manifest.chrome ?? []);
-  const busyLine = compileLinePatterns(manifest.busy ?? []);
-  const readyPattern = manifest.prompt?.ready ? new RegExp(manifest.prompt.ready, "m") : undefined;
   const off = new Set<HookName>();
   const pack = packOf(record.source);
+  const report = (problem: Omit<HookProblem, "provider" | "pack">): void => options.report({ provider: manifest.id, ...(pack ? { pack } : {}), ...problem });
+  const runner = await openRunner(record, options, (event) => report(threadProblem(event, off)));
 
   // One guarded call: the hook's checked result, or undefined when it has none, is off, or has just been turned off.
   const call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>, budget = budgetMs): { value: T } | undefined => {
-    const fn = adapter?.[hook] as ((this: ProviderAdapter, argument: unknown) => unknown) | undefined;
-    if (!fn || off.has(hook)) return undefined;
+    if (!runner.has(hook) || off.has(hook)) return undefined;
     const started = clock();
+    const answer = runner.run(hook, argument, budget);
+    const durationMs = clock() - started;
+    // left behind at the deadline: told when it comes back or its thread is ended
+    if ("late" in answer) off.add(hook);
+    if ("late" in answer || "busy" in answer || "ended" in answer) return undefined;
     let outcome: Checked<T> | { threw: string };
     try {
-      outcome = check(fn.call(adapter!, argument));
+      outcome = "value" in answer ? check(answer.value) : "threw" in answer ? { threw: oneLine(answer.threw) } : { wrong: oneLine(answer.wrong) };
     } catch (error) {
       outcome = { threw: oneLine(error instanceof Error ? error.message : String(error)) };
     }
-    const durationMs = clock() - started;
     if ("value" in outcome && durationMs <= budget) return outcome;
     off.add(hook);
     const failure = "threw" in outcome ? "threw" : "wrong" in outcome ? "returned" : "slow";
     const message = "threw" in outcome ? outcome.threw : "wrong" in outcome ? outcome.wrong : `took ${Math.round(durationMs)} ms`;
-    options.report({ provider: manifest.id, ...(pack ? { pack } : {}), hook, failure, message, durationMs: Math.round(durationMs), budgetMs: budget });
+    report({ hook, failure, message, durationMs: Math.round(durationMs), budgetMs: budget });
     // a slow call's answer is still a good answer
     return "value" in outcome ? outcome : undefined;
   };
+  return guardedHooks(manifest, call, runner, budgetMs);
+}
 
+// The one line users see when a hook is turned off.
+export function formatHookProblem(problem: HookProblem): string {
+  const what = {
+    threw: `threw (${problem.message})`,
+    returned: `returned ${problem.message}`,
+    slow: `took ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms)`,
+    hung: `did not return (the budget is ${problem.budgetMs} ms)`,
+    exited: problem.message,
+  }[problem.failure];
+  const whole = problem.failure === "hung" || problem.failure === "exited";
+  const pack = problem.pack ? ` (pack ${escapeControls(problem.pack)})` : "";
+  const who = problem.hook ? `its ${problem.hook} hook` : "its adapter";
+  return `uuldana: provider "${escapeControls(problem.provider)}"${pack}: ${who} ${what}; uuldana ${whole ? "turned its adapter off and carries on without it" : "carries on without it"}`;
+}
+
+// The one line users see when a provider's adapter would not load and the session runs it without one.
+export function formatAdapterOff(error: Error): string {
+  return `uuldana: ${escapeControls(error.message)}; uuldana carries on without it`;
+}
+
+// --- internal ---
+
+type Call = <T>(hook: HookName, argument: unknown, check: (value: unknown) => Checked<T>, budget?: number) => { value: T } | undefined;
+
+// The hooks as a run calls them: the manifest's patterns first where it has them, then the adapter's guarded calls.
+function guardedHooks(manifest: NonNullable<ManifestRecord["manifest"]>, call: Call, runner: Runner, budgetMs: number): ProviderHooks {
+  const chromeLine = compileLinePatterns(manifest.chrome ?? []);
+  const busyLine = compileLinePatterns(manifest.busy ?? []);
+  const readyPattern = manifest.prompt?.ready ? new RegExp(manifest.prompt.ready, "m") : undefined;
   return {
     classify: (text) => call("classify", text, checkVerdict)?.value,
     chrome: (line) => chromeLine(line) || (call("chrome", line, checkBoolean)?.value ?? false),
@@ -108,27 +163,59 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
       return readyPattern ? readyPattern.test(screen.join("\n")) : undefined;
     },
     transcript: (query) => call("transcript", query, checkTranscript, Math.max(budgetMs, TRANSCRIPT_BUDGET_MS))?.value,
-    hasTranscript: typeof adapter?.transcript === "function",
+    hasTranscript: runner.has("transcript"),
     launchSettings: (query) => call("launchSettings", query, checkSettings, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
     quotaFiles: (query) => call("quotaFiles", query, checkFiles, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value ?? [],
     quota: (query) => call("quota", query, checkQuota, Math.max(budgetMs, QUOTA_BUDGET_MS))?.value,
-    hasQuota: typeof adapter?.quota === "function",
+    hasQuota: runner.has("quota"),
+    hasQuotaFiles: runner.has("quotaFiles"),
+    settle: () => runner.settle(),
+    close: () => runner.close(),
   };
 }
 
-// The one line users see when a hook is turned off.
-export function formatHookProblem(problem: HookProblem): string {
-  const what =
-    problem.failure === "threw"
-      ? `threw (${problem.message})`
-      : problem.failure === "returned"
-        ? `returned ${problem.message}`
-        : `took ${problem.durationMs} ms (the budget is ${problem.budgetMs} ms)`;
-  const pack = problem.pack ? ` (pack ${escapeControls(problem.pack)})` : "";
-  return `uuldana: provider "${escapeControls(problem.provider)}"${pack}: its ${problem.hook} hook ${what}; uuldana carries on without it`;
+// The adapter's hooks, wherever they run: whether it gives one, one call of it, and the end of it.
+interface Runner {
+  has(hook: HookName): boolean;
+  run(hook: HookName, argument: unknown, budgetMs: number): ThreadAnswer;
+  settle(): void;
+  close(): void;
 }
 
-// --- internal ---
+async function openRunner(record: ManifestRecord, options: ProviderOptions, events: (event: ThreadEvent) => void): Promise<Runner> {
+  const none: Runner = { has: () => false, run: () => ({ ended: true }), settle: () => undefined, close: () => undefined };
+  if (!record.manifest?.adapter || options.withoutAdapter) return none;
+  if ((options.where ?? adapterPlace(record)) === "thread") {
+    const thread = await openAdapterThread(record, events);
+    return {
+      has: (hook) => thread.hooks.includes(hook),
+      run: (hook, argument, budgetMs) => thread.call(hook, argument, budgetMs),
+      settle: () => thread.settle(),
+      close: () => thread.close(),
+    };
+  }
+  const adapter = (await loadAdapter(record)) as unknown as Record<HookName, ((this: unknown, argument: unknown) => unknown) | undefined>;
+  return {
+    has: (hook) => typeof adapter[hook] === "function",
+    run: (hook, argument) => {
+      try {
+        return { value: adapter[hook]!.call(adapter, argument) };
+      } catch (error) {
+        return { threw: error instanceof Error ? error.message : String(error) };
+      }
+    },
+    settle: () => undefined,
+    close: () => undefined,
+  };
+}
+
+// What the adapter's thread told after a call was left behind, or when it ended, as a problem to report.
+function threadProblem(event: ThreadEvent, off: Set<HookName>): Omit<HookProblem, "provider" | "pack"> {
+  if (event.kind === "slow") return { hook: event.hook, failure: "slow", message: `took ${event.durationMs} ms`, durationMs: event.durationMs, budgetMs: event.budgetMs };
+  if (event.hook) off.add(event.hook);
+  if (event.kind === "hung") return { hook: event.hook, failure: "hung", message: `did not return within ${event.waitedMs} ms`, durationMs: event.waitedMs, budgetMs: event.budgetMs };
+  return { ...(event.hook ? { hook: event.hook } : {}), failure: "exited", message: oneLine(event.what), durationMs: 0, budgetMs: 0 };
+}
 
 type Checked<T> = { value: T } | { wrong: string };
 

@@ -5,9 +5,9 @@ import type { Level } from "../config/levels.js";
 import { UuldanaError } from "../base/errors.js";
 import { escapeControls } from "../base/safe-text.js";
 import { formatWait } from "../base/time.js";
-import { loadAdapter } from "../registry/adapter.js";
 import { helpKey, launchFlags, readHelpFlags, type HelpAnswer } from "../registry/help-flags.js";
 import { runProbe } from "../registry/probe.js";
+import { openProvider } from "../registry/provider.js";
 import { notSignedInReason } from "../registry/sign-in.js";
 import type { ManifestRecord } from "../registry/types.js";
 import { NO_PROMPT_REASON, describeRestingModels, formatInstant, type Assessment } from "./eligibility.js";
@@ -181,10 +181,13 @@ async function checkQuota(context: Context, row: Assessment, record: ManifestRec
   return { name: "quota", ok: !gone, detail: `${where}: ${text}` };
 }
 
+// The adapter opened as a run opens it (a pack's in a thread of its own, so that one that never loads cannot hold
+// preflight), only to see which hooks it gives.
 async function quotaHooks(record: ManifestRecord): Promise<QuotaHooks> {
   try {
-    const adapter = await loadAdapter(record);
-    return { hooks: typeof adapter?.quota === "function" || typeof adapter?.quotaFiles === "function" };
+    const hooks = await openProvider(record, { report: () => undefined });
+    hooks.close();
+    return { hooks: hooks.hasQuota || hooks.hasQuotaFiles };
   } catch (error) {
     if (error instanceof UuldanaError) return { problem: error.message };
     throw error;
