@@ -8,7 +8,8 @@ export default defineConfig({
     maxWorkers: 4,
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/build.ts"],
-    testTimeout: 30_000,
+    // a test that starts uuldana a few times can take more than 30 s on a loaded two-core machine
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });

@@ -159,7 +159,7 @@ export function isAlive(pid: number): boolean {
 }
 
 // Waits for a condition, checking every 20 ms, and fails after the deadline.
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -209,4 +209,22 @@ export function sessionJournals(dataDir: string): JournalLine[][] {
   return readdirSync(folder)
     .sort()
     .map((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as JournalLine));
+}
+
+// How far ahead a rest that a test writes before starting uuldana must end: after uuldana has started and read it
+// (and an agent or two have answered), on a loaded machine too. A test that needs the rest to end waits for it.
+export const REST_MS = 8000;
+
+// Resolves once the wall clock has passed the instant.
+export function sleepUntil(instant: Date | number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(instant).getTime() - Date.now())));
+}
+
+// The CPU time this process spent on the work, in ms: what the work costs, which other processes on a loaded machine
+// do not stretch as they stretch the wall clock.
+export function cpuMs(work: () => void): number {
+  const before = process.cpuUsage();
+  work();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
 }

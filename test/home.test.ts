@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { formatInstant } from "../core/session/eligibility.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, fixtures, linkAgent, makeSandbox, sessionJournals, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
+import { bin, fixtures, linkAgent, makeSandbox, REST_MS, sessionJournals, sleepUntil, standInManifest, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Rests shared across sessions (another session rests the running entry: this one moves on at its next idle
@@ -74,7 +74,7 @@ describe("return_home", () => {
   it("goes back to the preferred entry at the fallback's idle prompt once it has rested, with a brief of what the fallback did", async () => {
     const record = join(sandbox.dir, "events.jsonl");
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, return_home: true, notify_command: [process.execPath, join(fixtures, "notify-record.mjs"), record] });
-    const until = new Date(Date.now() + 4000);
+    const until = new Date(Date.now() + REST_MS);
     sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: until.toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
     const terminal = open();
     await terminal.waitFor("line agent ready");
@@ -90,7 +90,8 @@ describe("return_home", () => {
       "You are continuing a conversation from Stand-in line (line), which took over while you rested and now hands the work back to you (since then it took 1 request from the user; what it changed is not known (its part below is from its screen)). Below is the conversation so far, each turn once and in order, labelled with who said it: from the agents' own transcripts where uuldana could read them, else as their screens showed it. Hidden reasoning, the earlier agents' memory, approvals they had been given and tool calls still running did not carry over: check the state of the files before relying on them.",
     );
     expect(prompt("prompt-1.txt")).toContain("you said: please add a test for the lexer");
-    await waitFor(() => existsSync(record), "the notification");
+    // the whole line: the notify_command may have made the file and not yet written it
+    await waitFor(() => existsSync(record) && readFileSync(record, "utf8").endsWith("\n"), "the notification");
     expect(JSON.parse(readFileSync(record, "utf8"))).toEqual({
       event: "home",
       session: expect.any(String),
@@ -105,11 +106,13 @@ describe("return_home", () => {
 
   it("waits while the user is typing: not with a half-typed line", async () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, return_home: true });
-    sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: new Date(Date.now() + 2500).toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
+    const until = new Date(Date.now() + REST_MS);
+    sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: until.toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
     const terminal = open();
     await terminal.waitFor("line agent ready");
     terminal.type("half a req");
-    await new Promise((resolve) => setTimeout(resolve, 4000));
+    // well past the end of its rest
+    await sleepUntil(until.getTime() + 1500);
     expect(terminal.raw).not.toContain("limit agent ready");
     terminal.type("uest\r");
     await terminal.waitFor("limit agent ready", 20_000);
@@ -121,7 +124,7 @@ describe("return_home", () => {
     linkAgent(sandbox, "quitter", "receiver-agent.mjs");
     sandbox.write("config/providers/quitter.json", standInManifest("quitter", { exit: EXIT }));
     sandbox.write("config/config.json", { providers: ["quitter", "line"], auto_detect: false, quiet_seconds: 0.3, return_home: true, receiver_seconds: 2 });
-    sandbox.write("data/cooldowns.json", { version: 1, entries: { quitter: { until: new Date(Date.now() + 2500).toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
+    sandbox.write("data/cooldowns.json", { version: 1, entries: { quitter: { until: new Date(Date.now() + REST_MS).toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
     const terminal = open();
     await terminal.waitFor("line agent ready");
     terminal.type("please add a test for the lexer\r");
@@ -137,10 +140,12 @@ describe("return_home", () => {
 
   it("stays where it is without return_home", async () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3 });
-    sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: new Date(Date.now() + 1500).toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
+    const until = new Date(Date.now() + REST_MS);
+    sandbox.write("data/cooldowns.json", { version: 1, entries: { limit: { until: until.toISOString(), since: new Date().toISOString(), source: "manual", kind: "weekly", text: "rested by the test" } } });
     const terminal = open();
     await terminal.waitFor("line agent ready");
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // well past the end of its rest
+    await sleepUntil(until.getTime() + 1500);
     expect(terminal.raw).not.toContain("limit agent ready");
     terminal.type("/exit\r");
     await terminal.exited;

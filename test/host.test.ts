@@ -156,7 +156,9 @@ describe("reading the agent's screen for a gone allowance", () => {
     const events: string[] = [];
     const { run } = start("limit", {
       env: { ...sandbox.env, LIMIT_MODE: mode, WORK_SECONDS: "3" } as Record<string, string>,
-      detect,
+      // the failing exit comes 100 ms after the text: a quiet far longer than that, so a loaded machine that is slow
+      // to tell of the exit does not turn it into a stop after the quiet
+      detect: mode === "fail" ? { ...detect, quietSeconds: 5, dismissSeconds: 10 } : detect,
       onDetection: (event) => events.push(event.type),
     });
     if (mode === "fail") {

@@ -14,6 +14,8 @@ import { TestTerminal } from "./terminal.js";
 // real pseudo-terminal, and removed again; and packs that must be refused, leaving the config as it was.
 
 const example = join(root, "examples", "uuldana-provider-example");
+// how long a test that runs npm may take: on a loaded machine an npm install alone can take most of a minute
+const NPM_MS = 180_000;
 const packs = join(fixtures, "packs");
 const work = mkdtempSync(join(tmpdir(), "uuldana-packs-"));
 let tarball: string;
@@ -137,7 +139,7 @@ describe("the example pack, from its tarball", () => {
     const run = await sandbox.run(["providers", "add", tarball]);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(`note: example cannot run yet: no uuldana-example-agent on PATH; the pack installed it in ${join(sandbox.config, "node_modules", ".bin")}: put that folder on PATH\n`);
-  }, 60_000);
+  }, NPM_MS);
 
   it("takes the entries that name its provider out of providers when removed with --prune", async () => {
     sandbox.write("config/config.json", { providers: ["example", { id: "example", name: "example-two" }, "line"], auto_detect: false });
@@ -154,7 +156,7 @@ describe("the example pack, from its tarball", () => {
       stderr: "",
     });
     expect(JSON.parse(readFileSync(config, "utf8"))).toEqual({ providers: ["line"], auto_detect: false });
-  }, 60_000);
+  }, NPM_MS);
 
   it("passes its own tests, which use uuldana's test helper", async () => {
     // the example as a clone holds it, with uuldana as its development dependency the way npm install links it
@@ -168,7 +170,7 @@ describe("the example pack, from its tarball", () => {
     expect(run.stdout, run.stderr).toMatch(/^# pass 3$/m);
     expect(run.stdout).toMatch(/^# fail 0$/m);
     expect(run.code).toBe(0);
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("a pack that reuses an id", () => {
@@ -202,7 +204,7 @@ describe("a pack that reuses an id", () => {
     // taking the pack out gives codex back to the built-in
     expect((await uuldana(["providers", "remove", "@rivals/uuldana-provider-rival"])).code).toBe(0);
     expect(JSON.parse(readFileSync(configFile, "utf8")).replaces).toBeUndefined();
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("a pack whose adapter throws", () => {
@@ -223,7 +225,7 @@ describe("a pack whose adapter throws", () => {
     ]);
     expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "thrower", pack: "uuldana-provider-thrower@1.0.0", hook: "classify", failure: "threw" }]);
     expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "thrower", kind: "daily" });
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("a pack whose adapter's hook never returns", () => {
@@ -246,7 +248,7 @@ describe("a pack whose adapter's hook never returns", () => {
     ]);
     expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "looper", pack: "uuldana-provider-looper@1.0.0", hook: "classify", failure: "hung" }]);
     expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "looper", kind: "daily" });
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("providers add refuses, and leaves the config as it was", () => {
@@ -302,7 +304,7 @@ describe("providers add refuses, and leaves the config as it was", () => {
     expect(run.stderr).toBe(expected().join("\n") + "\n");
     expect(run.code).toBe(run.stderr.includes("[E_USAGE]") ? 2 : 1);
     expect(readTree(sandbox.config)).toEqual(before);
-  }, 60_000);
+  }, NPM_MS);
 
   it("a pack that takes a built-in's place to raise a level, even when the user says it replaces the built-in", async () => {
     sandbox.write("lying/package.json", { name: "uuldana-provider-lying", version: "1.0.0", uuldana: { manifests: ["claude.json"] } });
@@ -334,7 +336,7 @@ describe("providers add refuses, and leaves the config as it was", () => {
       ].join("\n"),
     );
     expect(readTree(sandbox.config)).toEqual(before);
-  }, 60_000);
+  }, NPM_MS);
 
   it("shows npm's own words when it cannot reach the registry", async () => {
     const before = readTree(sandbox.config);
@@ -346,7 +348,7 @@ describe("providers add refuses, and leaves the config as it was", () => {
     expect(lines.at(-2)).toBe("hint: npm's own words are above: check the name or path, and your network or registry settings if it could not fetch the package");
     expect(run.code).toBe(1);
     expect(readTree(sandbox.config)).toEqual(before);
-  }, 60_000);
+  }, NPM_MS);
 
   it("says so when npm is not on PATH", async () => {
     const nodeOnly = join(sandbox.dir, "node-only");
@@ -371,7 +373,7 @@ describe("a pack that names uuldana as a peer", () => {
     const run = await uuldana(["providers", "add", join(sandbox.dir, "peer")], { npm_config_registry: "http://127.0.0.1:9/", npm_config_fetch_retries: "0" });
     expect(run).toMatchObject({ code: 0, stderr: 'note: peer cannot run yet: no peer on PATH; install its agent CLI, then "uuldana preflight peer" checks it\n' });
     expect(readdirSync(join(sandbox.config, "node_modules")).sort()).toEqual([".package-lock.json", "uuldana-provider-peer"]);
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("install scripts", () => {
@@ -386,7 +388,7 @@ describe("install scripts", () => {
       stderr: 'note: scripted cannot run yet: no scripted on PATH; install its agent CLI, then "uuldana preflight scripted" checks it\n',
     });
     expect(readFileSync(marker, "utf8")).toBe("yes");
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("without the terminal module", () => {
@@ -400,7 +402,7 @@ describe("without the terminal module", () => {
     expect(await forbid([bin, "providers", "remove", "uuldana-provider-thrower"])).toMatchObject({ code: 0, stderr: "" });
     const helper = await forbid(["--input-type=module", "-e", `const { loadProvider } = await import("uuldana/testing"); console.log((await loadProvider(${JSON.stringify(join(example, "manifests", "example.json"))})).manifest.id);`], root);
     expect(helper).toEqual({ code: 0, stdout: "example\n", stderr: "" });
-  }, 60_000);
+  }, NPM_MS);
 });
 
 describe("providers remove", () => {
@@ -412,7 +414,7 @@ describe("providers remove", () => {
     expect(readFileSync(join(sandbox.config, "config.json"), "utf8")).toBe('{\n  "packs": [\n    "uuldana-provider-thrower"\n  ]\n}\n');
     expect((await uuldana(["providers", "remove", "uuldana-provider-thrower"])).code).toBe(0);
     expect(readdirSync(sandbox.config)).toEqual([]);
-  }, 60_000);
+  }, NPM_MS);
 
   it("names the packs there are when asked for one that is not in packs, and takes out a folder without touching it", async () => {
     sandbox.write("config/config.json", { packs: ["../local-pack"] });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { classifyText } from "../core/reader/reader.js";
+import { cpuMs } from "./helpers.js";
 
 // The reader runs on every line an agent draws, on uuldana's own thread: text an agent prints (a file it shows, a
 // log it tails) must never make it throw, and never make it take time out of proportion to the text.
@@ -39,8 +40,8 @@ describe("the reader on hostile text", () => {
     ["100,000 bullets before a message", `${"● ".repeat(50_000)}You've hit your usage limit · resets 3pm (UTC)`, true],
     ["a 100 KB token of hyphenated words", `You've hit your usage limit · resets 3pm (UTC) ${"model-x".repeat(15_000)}-`, true],
   ])("reads %s in time proportional to its length", (_what, text, stop) => {
-    const started = performance.now();
-    expect(classifyText(text, { now, timeZone: "UTC", models: ["opus", "pro"] }).stop).toBe(stop);
-    expect(performance.now() - started).toBeLessThan(1000);
+    let verdict: ReturnType<typeof classifyText> | undefined;
+    expect(cpuMs(() => (verdict = classifyText(text, { now, timeZone: "UTC", models: ["opus", "pro"] })))).toBeLessThan(1000);
+    expect(verdict!.stop).toBe(stop);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { dateOrder, numericOrder } from "../core/reader/local-dates.js";
 import { parseResetTime } from "../core/reader/reset-time.js";
+import { cpuMs } from "./helpers.js";
 
 // Reset times as agents print them. The dates in the user's locale are made by the runtime's own Intl, so the shapes
 // are the real ones; every instant is for this clock (a Wednesday) and this local zone, plus the minute of margin.
@@ -271,9 +272,7 @@ describe("reset times on hostile text", () => {
     ["Chinese dates that have passed", "2020年7月10日 上午9:00 ".repeat(5_000)],
     ["weekdays with times", "Montag 9:00 ".repeat(8_000)],
   ])("reads 100 KB of %s in time proportional to its length", (_what, text) => {
-    const started = performance.now();
-    parseResetTime(text, { now: NOW, timeZone: ZONE, locale: "en-US" });
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(cpuMs(() => parseResetTime(text, { now: NOW, timeZone: ZONE, locale: "en-US" }))).toBeLessThan(1000);
   });
 });
 

@@ -1,8 +1,9 @@
-// Runs the test suite and ends with the line CI reads: "N passed, N failed".
+// Runs the test suite and ends with the lines CI reads: one "failed: <file> > <test>" line per failed test (or
+// "failed: <file>" for a file that failed outside any test), then "N passed, N failed".
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -15,17 +16,22 @@ const run = spawnSync(
   { cwd: root, stdio: "inherit" },
 );
 let passed = 0;
-let failed = 0;
+const failures = [];
 try {
   const data = JSON.parse(readFileSync(report, "utf8"));
   passed = data.numPassedTests;
-  const brokenFiles = data.testResults.filter((file) => file.status === "failed" && file.assertionResults.length === 0);
-  failed = data.numFailedTests + brokenFiles.length;
+  for (const file of data.testResults) {
+    const name = relative(root, file.name);
+    const tests = file.assertionResults.filter((test) => test.status === "failed");
+    for (const test of tests) failures.push(`${name} > ${[...test.ancestorTitles, test.title].join(" > ")}`);
+    if (file.status === "failed" && tests.length === 0) failures.push(name);
+  }
 } catch {
-  failed = Math.max(failed, 1);
+  failures.push("no test report (vitest did not finish)");
 }
-// vitest failing outside any test (the build in its global setup, say) is a failure the line must show
-if (run.status !== 0 && failed === 0) failed = 1;
+// vitest failing outside any file (the build in its global setup, say) is a failure the lines must show
+if (run.status !== 0 && failures.length === 0) failures.push(`vitest exited with ${run.status ?? run.signal}`);
 rmSync(folder, { recursive: true, force: true });
-console.log(`${passed} passed, ${failed} failed`);
-process.exitCode = run.status === 0 && failed === 0 ? 0 : 1;
+for (const failure of failures) console.log(`failed: ${failure}`);
+console.log(`${passed} passed, ${failures.length} failed`);
+process.exitCode = run.status === 0 && failures.length === 0 ? 0 : 1;

@@ -7,7 +7,7 @@ import { loadContext } from "../core/config/context.js";
 import type { SessionEvent, SessionResult } from "../core/session/result.js";
 import { runSession } from "../core/session/session.js";
 import { installAgents } from "./agents.js";
-import { LIMIT_RESET, makeSandbox, type Sandbox } from "./helpers.js";
+import { LIMIT_RESET, makeSandbox, sessionJournals, waitFor, type Sandbox } from "./helpers.js";
 
 let sandbox: Sandbox;
 beforeEach(() => {
@@ -112,9 +112,14 @@ describe("the session engine's result", () => {
     const scripted = scriptedTerminal([]);
     const running = runSession(context, { agentArgs: [], terminal: scripted.terminal });
     // the limit is decided a moment after the banner: the agent is told to leave once it is left running
-    const started = Date.now();
-    while (!scripted.shown().includes("weekly limit") && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    const decided = (): boolean => {
+      try {
+        return sessionJournals(sandbox.data)[0]!.some((event) => event.type === "limit");
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => scripted.shown().includes("weekly limit") && decided(), "the limit in the journal");
     scripted.terminal.stdin.push("/exit\r");
     const result = await running;
     expect(result.runs).toHaveLength(1);

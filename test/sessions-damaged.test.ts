@@ -194,15 +194,23 @@ describe("which agent a session left running", () => {
   });
 });
 
+function sessionCount(): number {
+  return existsSync(join(sandbox.data, "sessions")) ? readdirSync(join(sandbox.data, "sessions")).length : 0;
+}
+
 describe("uuldana run killed with SIGKILL in its first second", () => {
   it("leaves sessions that every sessions command lists and shows (20 trials at random moments)", async () => {
     installAgents(sandbox);
     const trials = 20;
     const codes: number[] = [];
     for (let trial = 0; trial < trials; trial++) {
+      const before = sessionCount();
       const child = spawn(process.execPath, [bin, "run"], { cwd: sandbox.project, env: sandbox.env, stdio: "ignore" });
       const exited = new Promise((resolve) => child.on("exit", resolve));
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
+      // every other kill comes once the session's folder is there (a loaded machine may take a second to get so
+      // far), the others at any moment of the first second
+      if (trial % 2 === 1) await waitFor(() => sessionCount() > before, "the session's folder");
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * (trial % 2 === 1 ? 100 : 1000)));
       child.kill("SIGKILL");
       await exited;
       codes.push((await sandbox.run(["sessions"])).code!);
@@ -219,10 +227,10 @@ describe("uuldana run killed with SIGKILL in its first second", () => {
     expect(listed.code).toBe(0);
     // a kill before the journal was opened leaves no session at all, after it the session's start is there
     expect(sessions.length).toBeLessThanOrEqual(trials);
-    // uuldana starts in well under a second: most kills find its session begun
-    expect(sessions.length).toBeGreaterThanOrEqual(trials / 4);
+    // each kill that came once the session's folder was there left a session
+    expect(sessions.length).toBeGreaterThanOrEqual(trials / 2);
     expect(states.every((state) => state === "interrupted" || state === "damaged: there is no journal.jsonl")).toBe(true);
-  }, 120_000);
+  }, 600_000);
 });
 
 describe("resuming a session", () => {

@@ -51,7 +51,7 @@ export class TestTerminal {
     return lines.join("\n").trimEnd();
   }
 
-  async waitFor(pattern: RegExp | string, timeoutMs = 10_000): Promise<string[]> {
+  async waitFor(pattern: RegExp | string, timeoutMs = 20_000): Promise<string[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await this.settle();

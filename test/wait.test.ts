@@ -4,6 +4,7 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { updateCooldowns } from "../core/session/cooldowns.js";
 import { formatInstant } from "../core/session/eligibility.js";
 import { installAgents } from "./agents.js";
 import { bin, fixtures, makeSandbox, sessionJournals, waitFor, type JournalLine, type Sandbox } from "./helpers.js";
@@ -59,14 +60,17 @@ describe("uuldana run --wait", () => {
   it("waits for the first entry to return at its reset, then starts it, and tells notify_command once", async () => {
     const record = join(sandbox.dir, "events.jsonl");
     configure({ notify_command: [process.execPath, join(fixtures, "notify-record.mjs"), record] });
-    const until = rest({ line: 2500, limit: 3_600_000 });
+    const until = rest({ line: 1_800_000, limit: 3_600_000 });
     const terminal = open(["run", "--wait"]);
     const waiting = await terminal.waitFor("Ctrl+C to stop");
     expect(waiting).toContain(`  line: resting until ${formatInstant(until.line!)}`);
     expect(waiting).toContain(`  limit: resting until ${formatInstant(until.limit!)}`);
     expect(waiting.find((line) => line.startsWith("uuldana: every entry is resting"))).toMatch(
-      new RegExp(`^uuldana: every entry is resting; waiting for line to return at ${formatInstant(until.line!)} \\(in [0-9]+s\\) · Ctrl\\+C to stop$`),
+      new RegExp(`^uuldana: every entry is resting; waiting for line to return at ${formatInstant(until.line!)} \\(in [0-9]+m[0-9]{2}s\\) · Ctrl\\+C to stop$`),
     );
+    // its rest is moved up to end in a second (a rest that ended that soon after the start could end before a
+    // loaded machine had started uuldana): the session reads the change and waits for the new end
+    await updateCooldowns(sandbox.data, (entries) => void entries.set("line", { ...entries.get("line")!, until: new Date(Date.now() + 1000) }));
     const screen = await terminal.waitFor("line agent ready", 20_000);
     expect(screen).toContain("uuldana: line has returned; the wait is over");
     terminal.type("/exit\r");
@@ -91,11 +95,13 @@ describe("uuldana run --wait", () => {
 
   it("continues the conversation by itself after a failover found every other entry resting", async () => {
     sandbox.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, quiet_seconds: 0.3, wait: true });
-    rest({ line: 4000 });
+    rest({ line: 3_600_000 });
     const terminal = open(["run"], { LIMIT_MODE: "answer" });
     await terminal.waitFor("limit agent ready");
     terminal.type("please add a test for the lexer\r");
     await terminal.waitFor("waiting for line to return", 20_000);
+    // its rest ends (another process clears it) once the session waits, however long the failover took
+    expect((await sandbox.run(["cooldowns", "clear", "line"])).code).toBe(0);
     await terminal.waitFor("line agent ready", 20_000);
     const prompt = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!)[2] as string;
     expect(prompt).toContain("I answered: please add a test for the lexer");
@@ -117,12 +123,14 @@ describe("uuldana run --wait", () => {
 
   it("without a terminal, says the wait once per change, with no carriage returns", async () => {
     configure();
-    rest({ line: 2500, limit: 3_600_000 });
+    rest({ line: 3_600_000, limit: 3_600_000 });
     const child = spawn(process.execPath, [bin, "run", "--wait"], { cwd: sandbox.project, env: { ...sandbox.env, TZ: "Europe/Berlin" }, stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.stdout.on("data", (chunk) => (stdout += chunk));
+    await waitFor(() => stderr.includes("uuldana: every entry is resting"), "the wait");
+    expect((await sandbox.run(["cooldowns", "clear", "line"])).code).toBe(0);
     await waitFor(() => stdout.includes("line agent ready"), "the line agent", 20_000);
     child.stdin.write("/exit\n");
     await new Promise((resolve) => child.on("exit", resolve));

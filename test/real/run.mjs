@@ -46,11 +46,11 @@ const USAGE_ERROR = /unknown option|unexpected argument|invalid value|invalid ch
 const only = process.env.UULDANA_REAL_CHECKS?.split(",").map((group) => group.trim()).filter(Boolean);
 const wanted = (group) => !only || only.includes(group);
 let passed = 0;
-let failed = 0;
+const failures = [];
 
 function check(ok, text, detail = "") {
   if (ok) passed++;
-  else failed++;
+  else failures.push(text);
   console.log(`${ok ? "ok  " : "FAIL"} ${text}${!ok && detail ? `\n     ${detail.replace(/\n/g, "\n     ")}` : ""}`);
 }
 
@@ -63,7 +63,7 @@ function install() {
   const run = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...packages], { cwd: cache, encoding: "utf8" });
   if (run.status !== 0) {
     console.error(`cannot install the real agent CLIs from npm (exit ${run.status}):\n${run.stderr}`);
-    console.log(`0 passed, 1 failed`);
+    console.log("failed: install the real agent CLIs\n0 passed, 1 failed");
     process.exit(1);
   }
 }
@@ -253,5 +253,7 @@ const groups = [
 for (const [group, checkOne] of groups) if (wanted(group)) await checkOne({ root, bins, detections, env: withoutCi(process.env), check });
 if (process.env.UULDANA_REAL_KEEP) console.log(`scratch folders kept in ${scratchRoot}`);
 else rmSync(scratchRoot, { recursive: true, force: true });
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+// the lines CI reads: each failed check again, then the count
+for (const text of failures) console.log(`failed: ${text}`);
+console.log(`${passed} passed, ${failures.length} failed`);
+process.exit(failures.length > 0 ? 1 : 0);
