@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NativeQuota, QuotaQuery } from "../core/index.js";
 import { loadManifestFile } from "../core/registry/manifest.js";
 import { openProvider, type HookProblem, type ProviderHooks } from "../core/registry/provider.js";
-import { fixtures, root } from "./helpers.js";
+import { cpuMs, fixtures, root } from "./helpers.js";
 
 // Codex CLI's quota hooks, through the built-in manifest and its compiled adapter, on account folders laid out as the
 // real Codex 0.171.0 lays them out, with the rollout files it wrote against a server sending the API's rate-limit
@@ -282,9 +282,9 @@ describe("Codex CLI's quota", () => {
     appendFileSync(file, `\n${lines.slice(1).join("\n")}\n`);
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      expect(hooks.quota(query(codexHome, LIMIT_RUN))).toEqual(LIMITED);
-      times.push(performance.now() - started);
+      let reading: unknown;
+      times.push(cpuMs(() => void (reading = hooks.quota(query(codexHome, LIMIT_RUN)))));
+      expect(reading).toEqual(LIMITED);
     }
     expect(Math.min(...times)).toBeLessThan(50);
     // the hidden count near the end, where what is read holds it

@@ -5,8 +5,9 @@ import { compileLinePatterns } from "./patterns.js";
 import { packOf, type ManifestRecord } from "./types.js";
 
 // One provider as a run uses it: the manifest's line patterns and ready pattern together with its adapter's hooks.
-// Hooks run on the output path, so each is guarded: one that throws, returns the wrong shape or takes longer than
-// the budget in a single call is reported once and turned off for the session, and the general behaviour carries on.
+// Hooks run on the output path, so each is guarded: one that throws or returns the wrong shape, misses a thread's
+// deadline, or is measured slower than the budget in two calls in a row, is reported once and turned off for the
+// session, and the general behaviour carries on.
 // uuldana's own adapters run in this thread; any other (a pack's, a drop-in's) in a thread of its own, where each call
 // has a hard deadline (adapter-thread.ts): one that never returns or ends its thread turns the whole adapter off.
 
@@ -93,6 +94,10 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
   const budgetMs = options.budgetMs ?? HOOK_BUDGET_MS;
   const clock = options.clock ?? (() => performance.now());
   const off = new Set<HookName>();
+  // the hooks whose last call was measured slower than the budget though it answered: one such call on a busy machine
+  // is the machine's, a second one in a row is the hook's, and turns it off (a call that misses a thread's hard
+  // deadline turns its hook off at once)
+  const strikes = new Set<HookName>();
   const pack = packOf(record.source);
   const report = (problem: Omit<HookProblem, "provider" | "pack">): void => options.report({ provider: manifest.id, ...(pack ? { pack } : {}), ...problem });
   const runner = await openRunner(record, options, (event) => report(threadProblem(event, off)));
@@ -112,7 +117,11 @@ export async function openProvider(record: ManifestRecord, options: ProviderOpti
     } catch (error) {
       outcome = { threw: oneLine(error instanceof Error ? error.message : String(error)) };
     }
-    if ("value" in outcome && durationMs <= budget) return outcome;
+    if ("value" in outcome && durationMs <= budget) {
+      strikes.delete(hook);
+      return outcome;
+    }
+    if ("value" in outcome && strike(strikes, hook)) return outcome;
     off.add(hook);
     const failure = "threw" in outcome ? "threw" : "wrong" in outcome ? "returned" : "slow";
     const message = "threw" in outcome ? outcome.threw : "wrong" in outcome ? outcome.wrong : `took ${Math.round(durationMs)} ms`;
@@ -207,6 +216,13 @@ async function openRunner(record: ManifestRecord, options: ProviderOptions, even
     settle: () => undefined,
     close: () => undefined,
   };
+}
+
+// A hook's first slow call in a row, counted (true); false when it had one already.
+function strike(strikes: Set<HookName>, hook: HookName): boolean {
+  if (strikes.has(hook)) return false;
+  strikes.add(hook);
+  return true;
 }
 
 // What the adapter's thread told after a call was left behind, or when it ended, as a problem to report.
