@@ -179,39 +179,7 @@ export class Screen {
   // feed, and rows that changed, except the one the cursor is on (an input line still being typed); with where
   // the change happened: rows that came in at the bottom, and rows redrawn where they stand.
   takeDrawn(): DrawnBatch {
-    const buffer = this.term.buffer.active;
-    const alt = buffer.type === "alternate";
-    const now = this.visible();
-    const before = this.drawnSnapshot;
-    const cursor = buffer.cursorY;
-    const comparable = !this.resized && before.length === now.length && this.snapshotAlt === alt;
-    let shift = this.scrolls;
-    if (!shift && comparable) shift = movedUp(before, now);
-    const end = lastFilled(now);
-    const reached = this.reach;
-    const grew = comparable ? Math.max(shift, end - reached) : 0;
-    this.reach = end < 0 ? -1 : comparable ? Math.max(reached - shift, end) : end;
-    const redrawn: RedrawnRow[] = [];
-    now.forEach((line, y) => {
-      if (!line || line === before[y]) return;
-      if (y !== cursor) this.drawn.push(line);
-      // rows below the content's old end came in; they were not redrawn
-      if (!shift && comparable && y <= reached) redrawn.push({ before: before[y] ?? "", after: line, cursor: y === cursor });
-    });
-    this.drawnSnapshot = now;
-    this.snapshotAlt = alt;
-    this.scrolls = 0;
-    this.resized = false;
-    // a flood of output is read by its end (where an agent that stops says why), and each line once
-    const drawn: string[] = [];
-    for (const line of this.drawn.slice(-MAX_DRAWN)) {
-      if (this.recentlyDrawn.has(line)) continue;
-      this.recentlyDrawn.add(line);
-      if (this.recentlyDrawn.size > 4000) this.recentlyDrawn.delete(this.recentlyDrawn.values().next().value as string);
-      drawn.push(line);
-    }
-    this.drawn = [];
-    return { lines: drawn, grew, redrawn };
+    return this.drawnOn(this.visible());
   }
 
   // Rows whose text changed since the last call, top to bottom.
@@ -261,6 +229,42 @@ export class Screen {
 
   // --- internal ---
 
+  // takeDrawn, with the visible rows read already
+  private drawnOn(now: string[]): DrawnBatch {
+    const buffer = this.term.buffer.active;
+    const alt = buffer.type === "alternate";
+    const before = this.drawnSnapshot;
+    const cursor = buffer.cursorY;
+    const comparable = !this.resized && before.length === now.length && this.snapshotAlt === alt;
+    let shift = this.scrolls;
+    if (!shift && comparable) shift = movedUp(before, now);
+    const end = lastFilled(now);
+    const reached = this.reach;
+    const grew = comparable ? Math.max(shift, end - reached) : 0;
+    this.reach = end < 0 ? -1 : comparable ? Math.max(reached - shift, end) : end;
+    const redrawn: RedrawnRow[] = [];
+    now.forEach((line, y) => {
+      if (!line || line === before[y]) return;
+      if (y !== cursor) this.drawn.push(line);
+      // rows below the content's old end came in; they were not redrawn
+      if (!shift && comparable && y <= reached) redrawn.push({ before: before[y] ?? "", after: line, cursor: y === cursor });
+    });
+    this.drawnSnapshot = now;
+    this.snapshotAlt = alt;
+    this.scrolls = 0;
+    this.resized = false;
+    // a flood of output is read by its end (where an agent that stops says why), and each line once
+    const drawn: string[] = [];
+    for (const line of this.drawn.slice(-MAX_DRAWN)) {
+      if (this.recentlyDrawn.has(line)) continue;
+      this.recentlyDrawn.add(line);
+      if (this.recentlyDrawn.size > 4000) this.recentlyDrawn.delete(this.recentlyDrawn.values().next().value as string);
+      drawn.push(line);
+    }
+    this.drawn = [];
+    return { lines: drawn, grew, redrawn };
+  }
+
   // The emulator's events and the sequences the model notes before the emulator acts on them.
   private listen(): void {
     const term = this.term;
@@ -297,8 +301,15 @@ export class Screen {
   // After each batch the emulator has parsed.
   private parsed(): void {
     if (this.gone) return;
-    if (this.term.buffer.active.type === "alternate") this.altCapture.observe(this.visible());
-    if (this.drawnListener) this.drawnListener(this.takeDrawn());
+    const alt = this.term.buffer.active.type === "alternate";
+    if (!alt && !this.drawnListener) return this.next();
+    const now = this.visible();
+    if (alt) this.altCapture.observe(now);
+    if (this.drawnListener) this.drawnListener(this.drawnOn(now));
+    this.next();
+  }
+
+  private next(): void {
     // output that came in while the emulator was busy goes in now
     if (this.inFlight === 0 && this.queued.length && !this.timer) this.flush(false);
   }
