@@ -370,7 +370,7 @@ export class Screen {
   // (see floodStart), when the emulator is on the normal screen without a scroll region. (A sequence the output
   // before the batch left unfinished is cancelled rather than finished by the part passed over.)
   private passOver(batch: Buffer): number {
-    if (this.lost || this.term.buffer.active.type !== "normal" || this.regions.normal) return 0;
+    if (this.term.buffer.active.type !== "normal" || this.regions.normal) return 0;
     return floodStart(batch, this.scrollback + this.term.rows);
   }
 
