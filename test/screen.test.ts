@@ -116,6 +116,17 @@ describe("the screen model", () => {
     expect(visible).toEqual([...lines.slice(-4), ""]);
   });
 
+  it("leaves the oldest waiting output out of the model while the emulator is busy, and starts afresh after the gap", async () => {
+    const screen = new Screen({ cols: 30, rows: 4, maxBatchBytes: 40 });
+    // a title the agent never finished: the emulator would take everything after it for the title
+    const busy = screen.write("kept\r\n\x1b]0;an unfinished title");
+    screen.queue(Buffer.from("left out: the older part\r\n"));
+    screen.queue(Buffer.from("shown: the newer part\r\n"));
+    const { conversation } = await screen.read({ conversation: true });
+    await busy;
+    expect(conversation.split("\n")).toEqual(["kept", "shown: the newer part"]);
+  });
+
   it("places the cursor as terminals do: within the scroll region in origin mode, saved and restored, held at the last column without autowrap", async () => {
     const screen = new Screen({ cols: 10, rows: 6 });
     await feed(screen, "\x1b[3;5r\x1b[?6h\x1b[1;1Horigin\x1b[?6l\x1b[r");

@@ -13,6 +13,8 @@ export interface ScreenOptions {
   cols: number;
   rows: number;
   scrollback?: number;
+  // the most output that goes to the emulator as one batch, and that waits for it while it is busy
+  maxBatchBytes?: number;
 }
 
 // What one parsed batch of output did to the screen, for telling work from a redraw.
@@ -57,6 +59,7 @@ const CANCEL = "\x18";
 export class Screen {
   private readonly term: XTerminal;
   private readonly scrollback: number;
+  private readonly maxBatchBytes: number;
   private lastVisible: string[] = [];
   // lines drawn since the last takeDrawn(): every row completed by a line feed, and every row that changed
   private drawn: string[] = [];
@@ -88,6 +91,7 @@ export class Screen {
 
   constructor(options: ScreenOptions) {
     this.scrollback = options.scrollback ?? 5000;
+    this.maxBatchBytes = options.maxBatchBytes ?? MAX_BATCH_BYTES;
     this.term = new (terminalClass())({ cols: options.cols, rows: options.rows, scrollback: this.scrollback, allowProposedApi: true, logLevel: "off" });
     this.listen();
     this.drawnSnapshot = this.visible();
@@ -114,7 +118,7 @@ export class Screen {
     if (this.queued.length === 0) this.queuedSince = Date.now();
     this.queued.push(chunk);
     this.queuedBytes += chunk.length;
-    if (this.queuedBytes >= MAX_BATCH_BYTES) this.flush(false);
+    if (this.queuedBytes >= this.maxBatchBytes) this.flush(false);
     else if (!this.timer) this.wait(BATCH_DELAY_MS);
   }
 
@@ -359,7 +363,7 @@ export class Screen {
   // While the emulator is busy, at most one batch's worth waits for it: the oldest output is left out of the model
   // (the pass-through has shown it), and the model starts afresh after the gap.
   private bound(): void {
-    while (this.queuedBytes > MAX_BATCH_BYTES && this.queued.length > 1) {
+    while (this.queuedBytes > this.maxBatchBytes && this.queued.length > 1) {
       this.queuedBytes -= this.queued.shift()!.length;
       this.lost = true;
       this.drawn = [];
