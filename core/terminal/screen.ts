@@ -313,9 +313,10 @@ export class Screen {
     this.next();
   }
 
+  // Output that came in while the emulator was busy goes in at the batch's time, as any other: a flood gathers on
+  // (so that most of it is passed over) rather than keeping the emulator busy with one small batch after another.
   private next(): void {
-    // output that came in while the emulator was busy goes in now
-    if (this.inFlight === 0 && this.queued.length && !this.timer) this.flush(false);
+    if (this.inFlight === 0 && this.queued.length && !this.timer) this.wait(BATCH_DELAY_MS);
   }
 
   // Resolves once everything handed to the emulator has been parsed.
