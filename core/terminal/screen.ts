@@ -87,7 +87,6 @@ export class Screen {
   private lost = false;
   private cell: IBufferCell | undefined;
   private disposed: Promise<void> | undefined;
-  private gone = false;
 
   constructor(options: ScreenOptions) {
     this.scrollback = options.scrollback ?? 5000;
@@ -100,7 +99,6 @@ export class Screen {
   // Hands output to the emulator; once it is parsed, the alternate screen is looked at and the batch told to
   // onDrawn. Resolves then.
   write(chunk: Buffer | string): Promise<void> {
-    if (this.gone) return Promise.resolve();
     this.inFlight++;
     return new Promise((resolve) => {
       this.term.write(chunk, () => {
@@ -127,7 +125,6 @@ export class Screen {
   async read(options: { changed?: boolean; conversation?: boolean } = {}): Promise<ScreenSnapshot> {
     this.flush(true);
     await this.parsedAll();
-    if (this.gone) return { visible: [], changed: [], conversation: "" };
     return {
       visible: this.visible(),
       changed: options.changed ? this.changedLines() : [],
@@ -136,7 +133,6 @@ export class Screen {
   }
 
   resize(cols: number, rows: number): void {
-    if (this.gone) return;
     this.flush(true);
     this.term.resize(cols, rows);
     this.regions.normal = undefined;
@@ -219,15 +215,14 @@ export class Screen {
     };
   }
 
-  // Nothing is left running: a queued batch is dropped, output already handed over is parsed, then the emulator goes.
+  // Nothing is left running: a queued batch is dropped and no more is taken; output already handed over is parsed.
+  // The screen stays readable (a receiver that exited is described by what it left on it), and the emulator, which
+  // holds no timer or handle, goes with the Screen.
   dispose(): Promise<void> {
     clearTimeout(this.timer);
     this.queued = [];
     this.queuedBytes = 0;
-    this.disposed ??= this.parsedAll().then(() => {
-      this.gone = true;
-      this.term.dispose();
-    });
+    this.disposed ??= this.parsedAll();
     return this.disposed;
   }
 
@@ -304,7 +299,6 @@ export class Screen {
 
   // After each batch the emulator has parsed.
   private parsed(): void {
-    if (this.gone) return;
     const alt = this.term.buffer.active.type === "alternate";
     if (!alt && !this.drawnListener) return this.next();
     const now = this.visible();
@@ -321,7 +315,6 @@ export class Screen {
 
   // Resolves once everything handed to the emulator has been parsed.
   private parsedAll(): Promise<void> {
-    if (this.gone) return Promise.resolve();
     return new Promise((resolve) => this.term.write("", resolve));
   }
 
@@ -343,7 +336,7 @@ export class Screen {
   private flush(now: boolean): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queued.length === 0 || this.gone) return;
+    if (this.queued.length === 0) return;
     if (this.inFlight > 0 && !now) return this.bound();
     let batch = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued, this.queuedBytes);
     this.queued = [];
