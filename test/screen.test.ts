@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Screen } from "../core/terminal/screen.js";
 
 async function feed(screen: Screen, ...chunks: string[]): Promise<void> {
-  for (const chunk of chunks) screen.write(Buffer.from(chunk, "utf8"));
+  for (const chunk of chunks) await screen.write(Buffer.from(chunk, "utf8"));
 }
 
 describe("the screen model", () => {
@@ -116,6 +116,17 @@ describe("the screen model", () => {
     expect(visible).toEqual([...lines.slice(-4), ""]);
   });
 
+  it("leaves the oldest waiting output out of the model while the emulator is busy, and starts afresh after the gap", async () => {
+    const screen = new Screen({ cols: 30, rows: 4, maxBatchBytes: 40 });
+    // a title the agent never finished: the emulator would take everything after it for the title
+    const busy = screen.write("kept\r\n\x1b]0;an unfinished title");
+    screen.queue(Buffer.from("left out: the older part\r\n"));
+    screen.queue(Buffer.from("shown: the newer part\r\n"));
+    const { conversation } = await screen.read({ conversation: true });
+    await busy;
+    expect(conversation.split("\n")).toEqual(["kept", "shown: the newer part"]);
+  });
+
   it("places the cursor as terminals do: within the scroll region in origin mode, saved and restored, held at the last column without autowrap", async () => {
     const screen = new Screen({ cols: 10, rows: 6 });
     await feed(screen, "\x1b[3;5r\x1b[?6h\x1b[1;1Horigin\x1b[?6l\x1b[r");
@@ -131,8 +142,32 @@ describe("the screen model", () => {
     await feed(screen, "\x1b[?1000;1006h\x1b[?1h", "\x1b[<u\x1b>", "\x1b", "[?1049l\x1b[?25h");
     expect(screen.modes).toEqual({ altScreen: false, bracketedPaste: true, mouse: true, focus: false, kittyKeyboard: false, cursorHidden: false, applicationCursor: true, applicationKeypad: false });
     const bytes = Buffer.from("größe 日本\r\n");
-    for (const byte of bytes) screen.write(Buffer.from([byte]));
+    for (const byte of bytes) await screen.write(Buffer.from([byte]));
     expect(screen.visible()[2]).toBe("größe 日本");
+  });
+
+  it("tells how each row is drawn, stretch by stretch: colour, bold, dim, inverse", async () => {
+    const screen = new Screen({ cols: 50, rows: 4 });
+    await feed(screen, "\x1b[1;31mError:\x1b[0m plain \x1b[2mdim\x1b[0m \x1b[7m selected \x1b[0m \x1b[38;2;255;136;0morange\x1b[38;5;208m 日本\x1b[0m\r\n");
+    await feed(screen, "  \x1b[7m \x1b[0m\r\nplain only");
+    const run = { bold: false, dim: false, inverse: false, fg: null };
+    expect(screen.lineStyle(0)).toEqual([
+      { ...run, from: 0, to: 6, text: "Error:", fg: 1, bold: true },
+      { ...run, from: 6, to: 13, text: " plain " },
+      { ...run, from: 13, to: 16, text: "dim", dim: true },
+      { ...run, from: 16, to: 17, text: " " },
+      { ...run, from: 17, to: 27, text: " selected ", inverse: true },
+      { ...run, from: 27, to: 28, text: " " },
+      { ...run, from: 28, to: 34, text: "orange", fg: "#ff8800" },
+      { ...run, from: 34, to: 39, text: " 日本", fg: 208 },
+    ]);
+    // an inverse blank is drawn (a cursor or a selection the agent paints); the blanks after the last one are not
+    expect(screen.lineStyle(1)).toEqual([
+      { ...run, from: 0, to: 2, text: "  " },
+      { ...run, from: 2, to: 3, text: " ", inverse: true },
+    ]);
+    expect(screen.lineStyle(2)).toEqual([{ ...run, from: 0, to: 10, text: "plain only" }]);
+    expect([screen.lineStyle(3), screen.lineStyle(4), screen.lineStyle(-1)]).toEqual([[], [], []]);
   });
 
   it("tracks the modes an agent turns on, so they can be turned off for the user", async () => {

@@ -159,7 +159,7 @@ export function startRun(options: HostOptions): Run {
         lastScreen: final.visible,
       };
     } finally {
-      // whatever fails on the way, the user's terminal is given back and the model's thread ends
+      // whatever fails on the way, the user's terminal is given back and the screen model's emulator let go
       windUp();
       await screen.dispose();
     }
@@ -207,7 +207,7 @@ function spawnFor(options: HostOptions, screen: Screen, size: { cols: number; ro
   try {
     return spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
   } catch (error) {
-    // the model's thread would otherwise keep uuldana alive after it has reported the failed start
+    // the screen model's emulator is let go with the run that never started
     void screen.dispose();
     throw error;
   }

@@ -1,14 +1,20 @@
+import { createRequire } from "node:module";
+
+import type { IBuffer, IBufferCell, Terminal as XTerminal } from "@xterm/headless";
+
 import { AltCapture } from "./alt-capture.js";
-import type { Grid } from "./text-grid.js";
+import { lineStyle, type StyleRun } from "./line-style.js";
 import type { TerminalModes } from "./tty.js";
-import { VtStream } from "./vt-stream.js";
 
 // A model of what the agent has shown, read as plain text: the rows on its screen, the rows that scrolled off,
-// and what it drew on the alternate screen. It parses output as it passes, in line with the pass-through.
+// and what it drew on the alternate screen. A headless terminal emulator parses the output a few milliseconds
+// after the pass-through has written it; what the reader gets comes from the emulator's buffers once they hold it.
 export interface ScreenOptions {
   cols: number;
   rows: number;
   scrollback?: number;
+  // the most output that goes to the emulator as one batch, and that waits for it while it is busy
+  maxBatchBytes?: number;
 }
 
 // What one parsed batch of output did to the screen, for telling work from a redraw.
@@ -35,6 +41,8 @@ export interface ScreenSnapshot {
   conversation: string;
 }
 
+export type { StyleRun } from "./line-style.js";
+
 // the most lines one parsed batch hands to the detector: the last ones
 const MAX_DRAWN = 400;
 // the most rows a repaint is looked at for having moved the content up
@@ -45,77 +53,100 @@ const BATCH_DELAY_MS = 8;
 const FLOOD_BYTES = 256 * 1024;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const MAX_BATCH_MS = 200;
+// CAN: ends whatever sequence the emulator was in the middle of, when output before it was left out
+const CANCEL = "\x18";
 
 export class Screen {
-  private readonly vt: VtStream;
+  private readonly term: XTerminal;
+  private readonly scrollback: number;
+  private readonly maxBatchBytes: number;
   private lastVisible: string[] = [];
   // lines drawn since the last takeDrawn(): every row completed by a line feed, and every row that changed
   private drawn: string[] = [];
   private drawnSnapshot: string[] = [];
   private snapshotAlt = false;
-  // the lowest row the screen content has reached
+  // rows scrolled up since the last takeDrawn(), and the lowest row the screen content has reached
+  private scrolls = 0;
   private reach = -1;
   private resized = false;
   private readonly recentlyDrawn = new Set<string>();
   private readonly altCapture = new AltCapture();
+  // what the emulator keeps to itself: the cursor's visibility, the kitty keyboard stack, each screen's scroll region
+  private cursorHidden = false;
+  private kittyDepth = 0;
+  private readonly regions: Record<IBuffer["type"], Region | undefined> = { normal: undefined, alternate: undefined };
   private replyListener: ((data: string) => void) | undefined;
   private drawnListener: ((drawn: DrawnBatch) => void) | undefined;
   private queued: Buffer[] = [];
   private queuedBytes = 0;
   private queuedSince = 0;
   private timer: NodeJS.Timeout | undefined;
+  // batches handed to the emulator and not parsed yet
+  private inFlight = 0;
+  // output was left out of the model while it was behind: what comes next starts afresh
+  private lost = false;
+  private cell: IBufferCell | undefined;
+  private disposed: Promise<void> | undefined;
 
   constructor(options: ScreenOptions) {
-    this.vt = new VtStream(options.cols, options.rows, options.scrollback ?? 5000, {
-      lineFeed: () => this.lineFed(),
-      leavingAlt: () => this.altCapture.end(this.visible()),
-      switched: (alt) => (alt ? this.altCapture.begin(this.normalLinesToCursor()) : this.altCapture.end([])),
-      reply: (data) => this.replyListener?.(data),
-    });
+    this.scrollback = options.scrollback ?? 5000;
+    this.maxBatchBytes = options.maxBatchBytes ?? MAX_BATCH_BYTES;
+    this.term = new (terminalClass())({ cols: options.cols, rows: options.rows, scrollback: this.scrollback, allowProposedApi: true, logLevel: "off" });
+    this.listen();
     this.drawnSnapshot = this.visible();
   }
 
-  // Parses a batch of output now, then looks at what it drew.
-  write(chunk: Buffer | string): void {
-    this.vt.write(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
-    if (this.vt.modes.altScreen) this.altCapture.observe(this.visible());
-    if (this.drawnListener) this.drawnListener(this.takeDrawn());
+  // Hands output to the emulator; once it is parsed, the alternate screen is looked at and the batch told to
+  // onDrawn. Resolves then.
+  write(chunk: Buffer | string): Promise<void> {
+    this.inFlight++;
+    return new Promise((resolve) => {
+      this.term.write(chunk, () => {
+        this.inFlight--;
+        this.parsed();
+        resolve();
+      });
+    });
   }
 
   // Queues output for the model: chunks go in together a few milliseconds later, after the pass-through has
   // written them, so a flood is parsed in large batches and a keystroke's echo never waits for the model.
   queue(chunk: Buffer): void {
+    if (this.disposed) return;
     if (this.queued.length === 0) this.queuedSince = Date.now();
     this.queued.push(chunk);
     this.queuedBytes += chunk.length;
-    if (this.queuedBytes >= MAX_BATCH_BYTES) this.flush();
+    if (this.queuedBytes >= this.maxBatchBytes) this.flush(false);
     else if (!this.timer) this.wait(BATCH_DELAY_MS);
   }
 
   // Everything queued, parsed: the visible screen, the rows changed since the last read that asked for them,
   // and (when asked) the conversation.
-  read(options: { changed?: boolean; conversation?: boolean } = {}): Promise<ScreenSnapshot> {
-    this.flush();
-    return Promise.resolve({
+  async read(options: { changed?: boolean; conversation?: boolean } = {}): Promise<ScreenSnapshot> {
+    this.flush(true);
+    await this.parsedAll();
+    return {
       visible: this.visible(),
       changed: options.changed ? this.changedLines() : [],
       conversation: options.conversation ? this.conversation() : "",
-    });
+    };
   }
 
   resize(cols: number, rows: number): void {
-    this.flush();
-    this.vt.resize(cols, rows);
+    this.flush(true);
+    this.term.resize(cols, rows);
+    this.regions.normal = undefined;
+    this.regions.alternate = undefined;
     // the content reflows: what the next batch shows is not new
     this.resized = true;
   }
 
   get cols(): number {
-    return this.vt.grid.cols;
+    return this.term.cols;
   }
 
   get rows(): number {
-    return this.vt.grid.height;
+    return this.term.rows;
   }
 
   // Lines the agent drew and where they changed, after each parsed batch (see takeDrawn).
@@ -131,23 +162,80 @@ export class Screen {
 
   // The visible screen, one string per row, trailing blanks removed.
   visible(): string[] {
-    const grid = this.vt.grid;
-    const rows: string[] = new Array(grid.height);
-    for (let y = 0; y < grid.height; y++) rows[y] = grid.rowAt(y).text();
+    const buffer = this.term.buffer.active;
+    const rows: string[] = new Array(this.term.rows);
+    for (let y = 0; y < rows.length; y++) rows[y] = rowText(buffer, buffer.baseY + y);
     return rows;
+  }
+
+  // How a visible row is drawn, stretch by stretch: colour, bold, dim, inverse. Worked out when asked, for that row.
+  lineStyle(row: number): StyleRun[] {
+    const buffer = this.term.buffer.active;
+    const line = row >= 0 && row < this.term.rows ? buffer.getLine(buffer.baseY + row) : undefined;
+    return line ? lineStyle(line, (this.cell ??= buffer.getNullCell())) : [];
   }
 
   // Every line drawn since the last call, even one erased again before anyone looked: rows completed by a line
   // feed, and rows that changed, except the one the cursor is on (an input line still being typed); with where
   // the change happened: rows that came in at the bottom, and rows redrawn where they stand.
   takeDrawn(): DrawnBatch {
-    const grid = this.vt.grid;
-    const alt = this.vt.modes.altScreen;
+    return this.drawnOn(this.visible());
+  }
+
+  // Rows whose text changed since the last call, top to bottom.
+  changedLines(): string[] {
     const now = this.visible();
+    const changed = now.filter((line, y) => line !== this.lastVisible[y] && line !== "");
+    this.lastVisible = now;
+    return changed;
+  }
+
+  // The conversation so far as plain text: scrollback and screen with wrapped rows joined, including what
+  // full-screen agents showed on the alternate screen, trailing blank lines removed.
+  conversation(): string {
+    const normal = this.term.buffer.normal;
+    const alt = this.term.buffer.active.type === "alternate";
+    const lines = this.altCapture.merge(logicalLines(normal, 0, normal.length), alt ? this.visible() : undefined);
+    while (lines.length && lines[lines.length - 1] === "") lines.pop();
+    return lines.join("\n");
+  }
+
+  // The modes the agent has turned on, as far as its output has been parsed.
+  get modes(): TerminalModes {
+    const modes = this.term.modes;
+    return {
+      altScreen: this.term.buffer.active.type === "alternate",
+      bracketedPaste: modes.bracketedPasteMode,
+      mouse: modes.mouseTrackingMode !== "none",
+      focus: modes.sendFocusMode,
+      kittyKeyboard: this.kittyDepth > 0,
+      cursorHidden: this.cursorHidden,
+      applicationCursor: modes.applicationCursorKeysMode,
+      applicationKeypad: modes.applicationKeypadMode,
+    };
+  }
+
+  // Nothing is left running: a queued batch is dropped and no more is taken; output already handed over is parsed.
+  // The screen stays readable (a receiver that exited is described by what it left on it), and the emulator, which
+  // holds no timer or handle, goes with the Screen.
+  dispose(): Promise<void> {
+    clearTimeout(this.timer);
+    this.queued = [];
+    this.queuedBytes = 0;
+    this.disposed ??= this.parsedAll();
+    return this.disposed;
+  }
+
+  // --- internal ---
+
+  // takeDrawn, with the visible rows read already
+  private drawnOn(now: string[]): DrawnBatch {
+    const buffer = this.term.buffer.active;
+    const alt = buffer.type === "alternate";
     const before = this.drawnSnapshot;
-    const cursor = grid.y;
+    const cursor = buffer.cursorY;
     const comparable = !this.resized && before.length === now.length && this.snapshotAlt === alt;
-    let shift = grid.scrolls;
+    let shift = this.scrolls;
     if (!shift && comparable) shift = movedUp(before, now);
     const end = lastFilled(now);
     const reached = this.reach;
@@ -162,8 +250,7 @@ export class Screen {
     });
     this.drawnSnapshot = now;
     this.snapshotAlt = alt;
-    this.vt.normal.scrolls = 0;
-    this.vt.alt.scrolls = 0;
+    this.scrolls = 0;
     this.resized = false;
     // a flood of output is read by its end (where an agent that stops says why), and each line once
     const drawn: string[] = [];
@@ -177,38 +264,59 @@ export class Screen {
     return { lines: drawn, grew, redrawn };
   }
 
-  // Rows whose text changed since the last call, top to bottom.
-  changedLines(): string[] {
+  // The emulator's events and the sequences the model notes before the emulator acts on them.
+  private listen(): void {
+    const term = this.term;
+    term.onData((data) => this.replyListener?.(data));
+    term.onScroll(() => this.scrolls++);
+    term.onLineFeed(() => this.lineFed());
+    term.buffer.onBufferChange((buffer) => {
+      if (buffer.type === "alternate") return this.altCapture.begin(this.normalLinesToCursor());
+      this.altCapture.end([]);
+      this.regions.alternate = undefined;
+    });
+    const parser = term.parser;
+    parser.registerCsiHandler({ final: "r" }, (params) => this.setRegion(params));
+    parser.registerCsiHandler({ intermediates: "!", final: "p" }, () => this.setRegion([]));
+    parser.registerCsiHandler({ prefix: "?", final: "h" }, (params) => this.privateModes(params, true));
+    parser.registerCsiHandler({ prefix: "?", final: "l" }, (params) => this.privateModes(params, false));
+    parser.registerCsiHandler({ prefix: ">", final: "u" }, () => {
+      this.kittyDepth++;
+      return true;
+    });
+    parser.registerCsiHandler({ prefix: "<", final: "u" }, (params) => {
+      this.kittyDepth = Math.max(0, this.kittyDepth - (Number(params[0]) || 1));
+      return true;
+    });
+    parser.registerEscHandler({ final: "c" }, () => {
+      this.leaveAlt();
+      this.cursorHidden = false;
+      this.kittyDepth = 0;
+      this.regions.normal = undefined;
+      return false;
+    });
+  }
+
+  // After each batch the emulator has parsed.
+  private parsed(): void {
+    const alt = this.term.buffer.active.type === "alternate";
+    if (!alt && !this.drawnListener) return this.next();
     const now = this.visible();
-    const changed = now.filter((line, y) => line !== this.lastVisible[y] && line !== "");
-    this.lastVisible = now;
-    return changed;
+    if (alt) this.altCapture.observe(now);
+    if (this.drawnListener) this.drawnListener(this.drawnOn(now));
+    this.next();
   }
 
-  // The conversation so far as plain text: scrollback and screen with wrapped rows joined, including what
-  // full-screen agents showed on the alternate screen, trailing blank lines removed.
-  conversation(): string {
-    const normal = logicalLines(this.vt.normal, 0, this.vt.normal.length);
-    const lines = this.altCapture.merge(normal, this.vt.modes.altScreen ? this.visible() : undefined);
-    while (lines.length && lines[lines.length - 1] === "") lines.pop();
-    return lines.join("\n");
+  // Output that came in while the emulator was busy goes in at the batch's time, as any other: a flood gathers on
+  // (so that most of it is passed over) rather than keeping the emulator busy with one small batch after another.
+  private next(): void {
+    if (this.inFlight === 0 && this.queued.length && !this.timer) this.wait(BATCH_DELAY_MS);
   }
 
-  // The modes the agent has turned on, everything queued parsed first.
-  get modes(): TerminalModes {
-    this.flush();
-    return { ...this.vt.modes };
+  // Resolves once everything handed to the emulator has been parsed.
+  private parsedAll(): Promise<void> {
+    return new Promise((resolve) => this.term.write("", resolve));
   }
-
-  // Nothing is left running: a queued batch is dropped with the model.
-  dispose(): Promise<void> {
-    clearTimeout(this.timer);
-    this.queued = [];
-    this.queuedBytes = 0;
-    return Promise.resolve();
-  }
-
-  // --- internal ---
 
   private wait(ms: number): void {
     this.timer = setTimeout(() => this.due(), ms);
@@ -220,35 +328,92 @@ export class Screen {
     this.timer = undefined;
     const age = Date.now() - this.queuedSince;
     if (this.queuedBytes >= FLOOD_BYTES && age + BATCH_DELAY_MS <= MAX_BATCH_MS) return this.wait(BATCH_DELAY_MS);
-    this.flush();
+    this.flush(false);
   }
 
-  private flush(): void {
+  // Hands what is queued to the emulator: at once when asked to (a read waits for it), else when the emulator has
+  // parsed the last batch. A batch whose beginning scrolls away unseen is handed over without that beginning.
+  private flush(now: boolean): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.queued.length === 0) return;
-    const batch = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued, this.queuedBytes);
+    if (this.inFlight > 0 && !now) return this.bound();
+    let batch = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued, this.queuedBytes);
     this.queued = [];
     this.queuedBytes = 0;
-    const from = this.vt.passOver(batch);
-    // the lines drawn before the part passed over would have left the list too
-    if (from > 0) this.drawn = [];
-    this.write(from > 0 ? batch.subarray(from) : batch);
+    const from = this.inFlight === 0 ? this.passOver(batch) : 0;
+    if (from > 0) {
+      batch = batch.subarray(from);
+      // the lines drawn before the part passed over would have left the list too
+      this.drawn = [];
+      this.scrolls += this.scrollback + this.term.rows;
+      // a blank screen with the cursor on its last row: the lines that stay push it, and all before it, away
+      this.term.write(`${CANCEL}\x1b[2J\x1b[${this.term.rows};1H`);
+    } else if (this.lost) this.term.write(CANCEL);
+    this.lost = false;
+    void this.write(batch);
+  }
+
+  // While the emulator is busy, at most one batch's worth waits for it: the oldest output is left out of the model
+  // (the pass-through has shown it), and the model starts afresh after the gap.
+  private bound(): void {
+    while (this.queuedBytes > this.maxBatchBytes && this.queued.length > 1) {
+      this.queuedBytes -= this.queued.shift()!.length;
+      this.lost = true;
+      this.drawn = [];
+    }
+  }
+
+  // Where the emulator may begin a batch: past a plain beginning that the rest pushes out of screen and history
+  // (see floodStart), when the emulator is on the normal screen without a scroll region. (A sequence the output
+  // before the batch left unfinished is cancelled rather than finished by the part passed over.)
+  private passOver(batch: Buffer): number {
+    if (this.term.buffer.active.type !== "normal" || this.regions.normal) return 0;
+    return floodStart(batch, this.scrollback + this.term.rows);
   }
 
   // At a line feed: the row it completed is drawn; on the alternate screen, the scroll region may have moved.
   private lineFed(): void {
-    const grid = this.vt.grid;
-    if (this.vt.modes.altScreen) this.altCapture.lineFeed(regionRows(grid));
+    const buffer = this.term.buffer.active;
+    if (buffer.type === "alternate") this.altCapture.lineFeed(this.regionRows(buffer));
     if (this.drawn.length >= 4 * MAX_DRAWN) this.drawn.splice(0, this.drawn.length - MAX_DRAWN);
-    const row = grid.y > 0 ? grid.rowAt(grid.y - 1).text() : grid.line(grid.keptLength - 1)?.text;
+    const row = rowText(buffer, buffer.baseY + buffer.cursorY - 1);
     if (row) this.drawn.push(row);
+  }
+
+  // Before a mode change takes effect: the cursor's visibility is noted, and the alternate screen's last content
+  // is kept before leaving it clears it.
+  private privateModes(params: (number | number[])[], on: boolean): boolean {
+    if (params.includes(25)) this.cursorHidden = !on;
+    if (!on && (params.includes(1049) || params.includes(1047) || params.includes(47))) this.leaveAlt();
+    return false;
+  }
+
+  private leaveAlt(): void {
+    if (this.term.buffer.active.type === "alternate") this.altCapture.end(this.visible());
+  }
+
+  // A scroll region set (DECSTBM) or reset; the emulator acts on it too.
+  private setRegion(params: (number | number[])[]): boolean {
+    const rows = this.term.rows;
+    const top = Math.max(1, Number(params[0]) || 1);
+    const bottom = Math.min(rows, Number(params[1]) || rows);
+    if (top < bottom) this.regions[this.term.buffer.active.type] = top === 1 && bottom === rows ? undefined : { top: top - 1, bottom: bottom - 1 };
+    return false;
+  }
+
+  private regionRows(buffer: IBuffer): string[] {
+    const region = this.regions[buffer.type];
+    const bottom = Math.min(region?.bottom ?? this.term.rows - 1, this.term.rows - 1);
+    const rows: string[] = [];
+    for (let y = region?.top ?? 0; y <= bottom; y++) rows.push(rowText(buffer, buffer.baseY + y));
+    return rows;
   }
 
   // How many lines of the normal screen hold text, up to the cursor: where a full-screen session begins.
   private normalLinesToCursor(): number {
-    const normal = this.vt.normal;
-    const lines = logicalLines(normal, 0, normal.keptLength + normal.y + 1);
+    const normal = this.term.buffer.normal;
+    const lines = logicalLines(normal, 0, normal.baseY + normal.cursorY + 1);
     while (lines.length && lines[lines.length - 1] === "") lines.pop();
     return lines.length;
   }
@@ -256,10 +421,50 @@ export class Screen {
 
 // --- internal ---
 
-function regionRows(grid: Grid): string[] {
-  const rows: string[] = [];
-  for (let y = grid.top; y <= Math.min(grid.bottom, grid.height - 1); y++) rows.push(grid.rowAt(y).text());
-  return rows;
+let TerminalClass: typeof XTerminal | undefined;
+
+// @xterm/headless, loaded with the first screen rather than as uuldana starts (it is the largest module a run
+// needs); a CommonJS bundle, so its class comes from the module's exports, not from a named import.
+function terminalClass(): typeof XTerminal {
+  TerminalClass ??= (createRequire(import.meta.url)("@xterm/headless") as { Terminal: typeof XTerminal }).Terminal;
+  return TerminalClass;
+}
+
+interface Region {
+  top: number;
+  bottom: number;
+}
+
+function rowText(buffer: IBuffer, y: number): string {
+  return buffer.getLine(y)?.translateToString(true).trimEnd() ?? "";
+}
+
+// Where parsing a batch of output may begin: past a beginning of plain text (no escape sequences, nothing but
+// line feeds, returns, tabs and backspaces) that is followed by more lines than the screen and its history hold
+// (`lines`). Those lines push everything before them out of both, so the screen after the batch is the same
+// whether the beginning is parsed or passed over; passing over it lets a flood of output through at the
+// terminal's speed. 0 when the batch does not allow it.
+function floodStart(bytes: Buffer, lines: number): number {
+  // the start of the lines that stay: just after the (lines + 1)-th line feed from the end
+  let at = bytes.length;
+  for (let n = 0; n <= lines; n++) {
+    at = bytes.lastIndexOf(0x0a, at - 1);
+    if (at <= 0) return 0;
+  }
+  // the beginning ends with a return and a line feed, so the lines that stay begin in the first column
+  if (bytes[at - 1] !== 0x0d) return 0;
+  const end = at + 1;
+  const escape = bytes.indexOf(0x1b);
+  if ((escape !== -1 && escape < end) || hasC1(bytes, end)) return 0;
+  return end;
+}
+
+// Whether the first `end` bytes hold a C1 control written as a character (U+0080 to U+009F, which act as escapes).
+function hasC1(bytes: Buffer, end: number): boolean {
+  for (let at = bytes.indexOf(0xc2); at !== -1 && at < end - 1; at = bytes.indexOf(0xc2, at + 1)) {
+    if (bytes[at + 1]! >= 0x80 && bytes[at + 1]! < 0xa0) return true;
+  }
+  return false;
 }
 
 // How many rows a repaint moved the content up by (0 if it did not): most changed rows show what was that many
@@ -282,12 +487,13 @@ function lastFilled(rows: string[]): number {
 }
 
 // Rows joined where the terminal wrapped them; a row that wraps keeps its trailing blanks (they are text).
-function logicalLines(grid: Grid, from: number, to: number): string[] {
+function logicalLines(buffer: IBuffer, from: number, to: number): string[] {
   const lines: string[] = [];
-  for (let n = from; n < to; n++) {
-    const line = grid.line(n)!;
-    const text = grid.line(n + 1)?.wrapped ? line.full(grid.cols) : line.text;
-    if (line.wrapped && lines.length) lines[lines.length - 1] += text;
+  for (let y = from; y < to; y++) {
+    const line = buffer.getLine(y);
+    if (!line) continue;
+    const text = line.translateToString(!buffer.getLine(y + 1)?.isWrapped);
+    if (line.isWrapped && lines.length) lines[lines.length - 1] += text;
     else lines.push(text);
   }
   return lines.map((line) => line.trimEnd());
