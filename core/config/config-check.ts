@@ -5,11 +5,16 @@ import { describePointer, formatIssues, validateDocument, type Issue } from "../
 // one key, a redact pattern that is not a regular expression. The error is the one loading the config gives, so
 // `uuldana config` refuses a change with the words a run would have refused the file with.
 export function checkUserConfig(data: unknown, file: string): void {
-  const issues = validateDocument("config", data);
-  if (issues.length > 0) throw invalidConfig(issues, file);
+  checkSchema(data, file);
   const config = data as { providers?: unknown[]; redact?: string[] };
   checkEntryKeys(config.providers ?? [], file);
   (config.redact ?? []).forEach((pattern, index) => checkPattern(pattern, index, file));
+}
+
+// The schema alone: what a project's config, once cut to the keys it may set, is checked against.
+export function checkSchema(data: unknown, file: string): void {
+  const issues = validateDocument("config", data);
+  if (issues.length > 0) throw invalidConfig(issues, file);
 }
 
 // --- internal ---

@@ -7,7 +7,8 @@ import { parseJson } from "../base/json.js";
 import { expandHome, type Env } from "../base/paths.js";
 import { findProjectConfig } from "./project-config.js";
 import { credentialArgs } from "./redaction.js";
-import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
+import { describePointer } from "../base/schema.js";
+import { checkSchema, checkUserConfig } from "./config-check.js";
 
 // The settings a session runs with, after defaults, the user's file and the project's restrictions.
 export interface Config {
@@ -102,7 +103,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
   const env = options.env ?? process.env;
   const userFile = options.configFile ?? join(options.configDir, "config.json");
   const user = options.user === false ? {} : await readUserConfig(userFile, options.configFile !== undefined);
-  const entries = toEntries(user.providers ?? [], userFile, env);
+  const entries = toEntries(user.providers ?? [], env);
   const config: Config = {
     entries,
     failover: user.failover ?? true,
@@ -125,7 +126,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     notifyCommand: user.notify_command?.map((arg) => expandHome(arg, env)),
     packs: user.packs ?? [],
     replaces: user.replaces ?? {},
-    redact: compileRedactions(user.redact ?? [], userFile),
+    redact: compileRedactions(user.redact ?? []),
     secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
     userFile,
     projectFile: undefined,
@@ -140,21 +141,9 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
 
 // --- internal ---
 
-function compileRedactions(patterns: string[], file: string): RegExp[] {
-  return patterns.map((pattern, index) => {
-    try {
-      return new RegExp(pattern, "g");
-    } catch (error) {
-      const issue: Issue = {
-        pointer: `/redact/${index}`,
-        message: `is not a valid regular expression (${(error as Error).message.replace(/^Invalid regular expression: /, "")})`,
-        value: pattern,
-        allowed: "a JavaScript regular expression",
-        hint: describePointer("config", "/redact"),
-      };
-      throw new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (1 problem)`, { details: formatIssues([issue]) });
-    }
-  });
+// The user's redact patterns, compiled: checkUserConfig has made sure each one is a regular expression.
+function compileRedactions(patterns: string[]): RegExp[] {
+  return patterns.map((pattern) => new RegExp(pattern, "g"));
 }
 
 async function readUserConfig(file: string, required: boolean): Promise<RawConfig> {
@@ -173,37 +162,18 @@ async function readUserConfig(file: string, required: boolean): Promise<RawConfi
     throw new UuldanaError("E_CONFIG_UNREADABLE", `cannot read config ${file}: it ${error.reason}`, { hint, cause: error.cause });
   }
   const data = parseJson(text, file);
-  assertValid(data, file);
+  // the schema, two entries with one key, a redact pattern that is no regular expression: as `uuldana config` checks
+  checkUserConfig(data, file);
   return data as RawConfig;
 }
 
-function assertValid(data: unknown, file: string): void {
-  const issues = validateDocument("config", data);
-  if (issues.length === 0) return;
-  const count = issues.length === 1 ? "1 problem" : `${issues.length} problems`;
-  throw new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (${count})`, { details: formatIssues(issues) });
-}
 
-function toEntries(items: (string | RawEntry)[], file: string, env: Env): Entry[] {
+// Each item of the user's providers as an entry; checkUserConfig has made sure no two share a key.
+function toEntries(items: (string | RawEntry)[], env: Env): Entry[] {
   const entries: Entry[] = [];
-  const seen = new Map<string, number>();
-  items.forEach((item, index) => {
+  items.forEach((item) => {
     const raw: RawEntry = typeof item === "string" ? { id: item } : item;
     const key = raw.name ?? raw.id;
-    const first = seen.get(key);
-    if (first !== undefined) {
-      const issue: Issue = {
-        pointer: `/providers/${index}`,
-        message: `"${key}" is already the key of providers[${first}]`,
-        value: item,
-        hint: describePointer("config", "/providers/0/name"),
-      };
-      throw new UuldanaError("E_CONFIG_DUPLICATE_ENTRY", `two entries in ${file} have the key "${key}"`, {
-        details: formatIssues([issue]),
-        hint: `give one of them its own "name", for example {"id": "${raw.id}", "name": "${raw.id}-2"}`,
-      });
-    }
-    seen.set(key, index);
     const expandedEnv = Object.fromEntries(Object.entries(raw.env ?? {}).map(([k, v]) => [k, expandHome(v, env)]));
     entries.push({
       key,
@@ -234,7 +204,7 @@ function applyProject(config: Config, data: unknown, file: string): void {
       note(describePointer("config", `/${key}`) !== undefined ? `"${key}" can only be set in your own config.json; ignored` : `"${key}" is not a setting uuldana knows; ignored`);
     }
   }
-  assertValid(allowed, file);
+  checkSchema(allowed, file);
   const project = allowed as RawConfig & Record<string, unknown>;
   config.projectFile = file;
   // a project's ceiling only ever lowers: ceilingInForce weighs it against the ceiling the session starts from
