@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
@@ -117,7 +118,12 @@ describe("uuldana demo", () => {
     sandbox = makeSandbox();
     // the shell waits a moment before it ends: a pseudo-terminal whose process is gone may drop what it had not read
     const script = `stty -g; "${process.execPath}" "${bin}" demo; echo "exit $?"; stty -g; sleep 0.3`;
-    const terminal = new TestTerminal("/bin/sh", ["-c", script], { cwd: sandbox.project, env: sandbox.env, cols: 320, rows: 60 });
+    // a PATH without uuldana, whatever this machine has linked (CI runs npm link first): only the tools the script uses
+    const tools = join(sandbox.dir, "tools");
+    mkdirSync(tools);
+    for (const tool of ["stty", "sleep"]) symlinkSync(execFileSync("/bin/sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(tools, tool));
+    const env = { ...sandbox.env, PATH: [join(sandbox.dir, "bin"), tools].join(":") };
+    const terminal = new TestTerminal("/bin/sh", ["-c", script], { cwd: sandbox.project, env, cols: 320, rows: 60 });
     await terminal.exited;
     await terminal.settle();
     const text = terminal.text();
