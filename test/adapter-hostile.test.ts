@@ -1,11 +1,10 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { stripEscapes } from "../core/base/ansi.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, fixtures, linkAgent, makeSandbox, standInManifest, type Sandbox } from "./helpers.js";
+import { bin, fixtures, linkAgent, makeSandbox, sessionJournals, standInManifest, uuldanaLines, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Adapters that loop, never settle, exit or hang, run for real in a pseudo-terminal: each is turned off with one line,
@@ -43,18 +42,7 @@ function start(): TestTerminal {
   return terminal;
 }
 
-function journal(): Record<string, unknown>[] {
-  const folder = join(sandbox.data, "sessions", readdirSync(join(sandbox.data, "sessions"))[0]!);
-  return readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
-}
 
-// The lines uuldana said, without the agents' screens.
-function said(terminal: TestTerminal): string[] {
-  return stripEscapes(terminal.raw)
-    .split(/\r?\n/)
-    .map((line) => line.replace(/^[\r\x07]+/, ""))
-    .filter((line) => line.startsWith("uuldana: "));
-}
 
 // A whole session: the quirk agent answers, shows its limit banner and the work moves to the line agent, which answers
 // a typed line and exits with code 7. What uuldana said, its exit code and the terminal settings before and after.
@@ -71,7 +59,7 @@ async function session(fixture: string): Promise<{ lines: string[]; code: number
   const { exitCode } = await terminal.exited;
   const screen = await terminal.waitFor("settings after: ");
   const after = screen.find((line) => line.startsWith("settings after: "))!.slice("settings after: ".length);
-  return { lines: said(terminal), code: exitCode, before, after };
+  return { lines: uuldanaLines(terminal.raw), code: exitCode, before, after };
 }
 
 const LOAD_LINE = (what: string): string => `uuldana: the adapter of provider "quirk" will not load: ${what}; uuldana carries on without it`;
@@ -101,7 +89,7 @@ describe("an adapter that cannot be run", () => {
     expect(lines).toContainEqual(expect.stringMatching(/^uuldana: quirk's daily limit is gone; it rests until .* UTC; continuing with line /));
     expect(code).toBe(7);
     expect(after).toBe(before);
-    expect(journal().filter((entry) => entry.type === "hook-off")).toEqual([expect.objectContaining({ entry: "quirk", provider: "quirk", ...event })]);
-    expect(journal().find((entry) => entry.type === "limit")).toMatchObject({ entry: "quirk", kind: "daily" });
+    expect(sessionJournals(sandbox.data)[0]!.filter((entry) => entry.type === "hook-off")).toEqual([expect.objectContaining({ entry: "quirk", provider: "quirk", ...event })]);
+    expect(sessionJournals(sandbox.data)[0]!.find((entry) => entry.type === "limit")).toMatchObject({ entry: "quirk", kind: "daily" });
   });
 });

@@ -3,9 +3,8 @@ import { join } from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { stripEscapes } from "../core/base/ansi.js";
 import { EXIT, installAgents } from "./agents.js";
-import { bin, linkAgent, makeSandbox, standInManifest, handoffPreamble, type Sandbox } from "./helpers.js";
+import { bin, handoffPreamble, linkAgent, makeSandbox, standInManifest, uuldanaLines, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // A drop-in provider with wording of its own, its manifest and adapter in the sandbox's config folder, run for real:
@@ -48,14 +47,6 @@ function journal(): Record<string, unknown>[] {
   return readFileSync(join(folder, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-// The lines uuldana said, without the agents' screens.
-function said(terminal: TestTerminal): string[] {
-  return stripEscapes(terminal.raw)
-    .split(/\r?\n/)
-    // the bell rung at a failover comes right before uuldana's line
-    .map((line) => line.replace(/^[\r\x07]+/, ""))
-    .filter((line) => line.startsWith("uuldana: "));
-}
 
 describe("a drop-in manifest with an adapter", () => {
   it("fails over on the adapter's own limit wording, and the next prompt has none of its chrome", async () => {
@@ -92,7 +83,7 @@ describe("a drop-in manifest with an adapter", () => {
     await kept.waitFor("quirk has finished pondering", 10_000);
     kept.type("/exit\r");
     await kept.exited;
-    expect(said(kept)).toEqual([
+    expect(uuldanaLines(kept.raw)).toEqual([
       "uuldana: starting quirk (Stand-in quirk 1.0.0) at ask · ctrl-] opens uuldana's prompt",
       expect.stringMatching(/^uuldana: text like a usage limit was ignored at \d\d:\d\d: You've hit your daily limit · resets tomorrow at 9am$/),
       expect.stringMatching(/^uuldana: quirk \(Stand-in quirk\) exited with code 0 after \d+s$/),
@@ -111,7 +102,7 @@ describe("a drop-in manifest with an adapter", () => {
     await stopped.exited;
     expect(journal().find((event) => event.type === "limit")).toMatchObject({ entry: "quirk", kind: "daily", after: "quiet" });
     // the agent was stopped with its working line half drawn: uuldana's next line still begins a line of its own
-    expect(said(stopped)[1]).toMatch(/^uuldana: quirk's daily limit is gone; it rests until .* UTC; continuing with line /);
+    expect(uuldanaLines(stopped.raw)[1]).toMatch(/^uuldana: quirk's daily limit is gone; it rests until .* UTC; continuing with line /);
   });
 
   it("turns off a hook that throws and one that is too slow, says so once each, and the session carries on", async () => {
@@ -137,7 +128,7 @@ export default {
     await terminal.waitFor("line agent ready", 20_000);
     terminal.type("/exit\r");
     await terminal.exited;
-    const lines = said(terminal);
+    const lines = uuldanaLines(terminal.raw);
     expect(lines.filter((line) => line.includes("hook"))).toEqual([
       'uuldana: provider "quirk": its classify hook threw (boom); uuldana carries on without it',
       expect.stringMatching(/^uuldana: provider "quirk": its busy hook took 1\d\d ms \(the budget is 50 ms\); uuldana carries on without it$/),

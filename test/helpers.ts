@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { stripEscapes } from "../core/base/ansi.js";
+
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
 export const bin = join(root, "dist", "core", "cli", "main.js");
 export const fixtures = join(root, "test", "fixtures");
@@ -209,6 +211,15 @@ export function sessionJournals(dataDir: string): JournalLine[][] {
   return readdirSync(folder)
     .sort()
     .map((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as JournalLine));
+}
+
+// The lines uuldana said in a terminal's raw output, without the agents' screens (the bell rung at a failover comes
+// right before uuldana's line).
+export function uuldanaLines(raw: string): string[] {
+  return stripEscapes(raw)
+    .split(/\r?\n/)
+    .map((line) => line.replace(/^[\r\x07]+/, ""))
+    .filter((line) => line.startsWith("uuldana: "));
 }
 
 // How far ahead a rest that a test writes before starting uuldana must end: after uuldana has started and read it

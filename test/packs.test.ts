@@ -4,9 +4,8 @@ import { join } from "node:path";
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { stripEscapes } from "../core/base/ansi.js";
 import { installAgents } from "./agents.js";
-import { bin, fixtures, handoffPreamble, linkAgent, makeSandbox, npmEnv, readTree, root, runFile, type Run, type Sandbox } from "./helpers.js";
+import { bin, fixtures, handoffPreamble, linkAgent, makeSandbox, npmEnv, readTree, root, runFile, uuldanaLines, type Run, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // Provider packs as a user gets them: the example pack packed with npm pack, installed from its tarball with
@@ -43,13 +42,6 @@ afterEach(() => {
 const uuldana = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
   sandbox.run(args, { env: { PATH: `${join(sandbox.config, "node_modules", ".bin")}:${sandbox.env.PATH}`, ...env } });
 
-function said(terminal: TestTerminal): string[] {
-  return stripEscapes(terminal.raw)
-    .split(/\r?\n/)
-    // the bell rung at a failover comes right before uuldana's line
-    .map((line) => line.replace(/^[\r\x07]+/, ""))
-    .filter((line) => line.startsWith("uuldana: "));
-}
 
 function start(): TestTerminal {
   const env = { ...sandbox.env, PATH: `${join(sandbox.config, "node_modules", ".bin")}:${sandbox.env.PATH}` };
@@ -106,7 +98,7 @@ describe("the example pack, from its tarball", () => {
     const args = JSON.parse(/line agent ready; args: (\[.*\]); LEVEL_ENV/.exec(terminal.raw.replace(/\r?\n/g, " "))![1]!) as string[];
     terminal.type("/exit\r");
     await terminal.exited;
-    expect(said(terminal)).toEqual([
+    expect(uuldanaLines(terminal.raw)).toEqual([
       "uuldana: starting example (Example agent 1.0.0) at ask · ctrl-] opens uuldana's prompt",
       expect.stringMatching(/^uuldana: example's daily limit is gone; it rests until \d{4}-\d\d-\d\d \d\d:\d\d UTC; continuing with line \(Stand-in line 1\.0\.0\) at ask with the conversation so far · ctrl-\] opens uuldana's prompt$/),
       expect.stringMatching(/^uuldana: line \(Stand-in line\) exited with code 0 after \d+s$/),
@@ -207,20 +199,27 @@ describe("a pack that reuses an id", () => {
   }, NPM_MS);
 });
 
+// A fixture pack's provider (the quirk stand-in with the pack's adapter) first, the line agent after it: added, run
+// in a real terminal until its limit banner has moved the work to the line agent.
+async function failOverFromPack(id: string): Promise<TestTerminal> {
+  linkAgent(sandbox, "quirk", "quirk-agent.mjs");
+  sandbox.write("config/config.json", { providers: [id, "line"], auto_detect: false, quiet_seconds: 0.3 });
+  expect((await uuldana(["providers", "add", join(packs, `uuldana-provider-${id}`)])).code).toBe(0);
+  const env = { ...sandbox.env, QUIRK_MODE: "banner" };
+  const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
+  terminals.push(terminal);
+  await terminal.waitFor("quirk agent ready");
+  terminal.type("go on\r");
+  await terminal.waitFor("line agent ready", 20_000);
+  return terminal;
+}
+
 describe("a pack whose adapter throws", () => {
   it("does not break the session: the hook is turned off, named with its pack, and the session fails over on the general reader", async () => {
-    linkAgent(sandbox, "quirk", "quirk-agent.mjs");
-    sandbox.write("config/config.json", { providers: ["thrower", "line"], auto_detect: false, quiet_seconds: 0.3 });
-    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-thrower")])).code).toBe(0);
-    const env = { ...sandbox.env, QUIRK_MODE: "banner" };
-    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
-    terminals.push(terminal);
-    await terminal.waitFor("quirk agent ready");
-    terminal.type("go on\r");
-    await terminal.waitFor("line agent ready", 20_000);
+    const terminal = await failOverFromPack("thrower");
     terminal.type("/exit\r");
     await terminal.exited;
-    expect(said(terminal).filter((line) => line.includes("hook"))).toEqual([
+    expect(uuldanaLines(terminal.raw).filter((line) => line.includes("hook"))).toEqual([
       'uuldana: provider "thrower" (pack uuldana-provider-thrower@1.0.0): its classify hook threw (boom); uuldana carries on without it',
     ]);
     expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "thrower", pack: "uuldana-provider-thrower@1.0.0", hook: "classify", failure: "threw" }]);
@@ -230,20 +229,12 @@ describe("a pack whose adapter throws", () => {
 
 describe("a pack whose adapter's hook never returns", () => {
   it("does not hold the session: the adapter is turned off at the hook's deadline, named with its pack, and the session fails over on the general reader", async () => {
-    linkAgent(sandbox, "quirk", "quirk-agent.mjs");
-    sandbox.write("config/config.json", { providers: ["looper", "line"], auto_detect: false, quiet_seconds: 0.3 });
-    expect((await uuldana(["providers", "add", join(packs, "uuldana-provider-looper")])).code).toBe(0);
-    const env = { ...sandbox.env, QUIRK_MODE: "banner" };
-    const terminal = new TestTerminal(process.execPath, [bin, "run"], { cwd: sandbox.project, env, cols: 200 });
-    terminals.push(terminal);
-    await terminal.waitFor("quirk agent ready");
-    terminal.type("go on\r");
-    await terminal.waitFor("line agent ready", 20_000);
+    const terminal = await failOverFromPack("looper");
     terminal.type("hello\r");
     await terminal.waitFor("you said: hello");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
-    expect(said(terminal).filter((line) => line.includes("hook"))).toEqual([
+    expect(uuldanaLines(terminal.raw).filter((line) => line.includes("hook"))).toEqual([
       'uuldana: provider "looper" (pack uuldana-provider-looper@1.0.0): its classify hook did not return (the budget is 50 ms); uuldana turned its adapter off and carries on without it',
     ]);
     expect(journal().filter((event) => event.type === "hook-off")).toMatchObject([{ provider: "looper", pack: "uuldana-provider-looper@1.0.0", hook: "classify", failure: "hung" }]);

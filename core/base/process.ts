@@ -74,38 +74,16 @@ export function processRuns(pid: number, started: string | null = null): boolean
 // (an agent whose uuldana is gone is reaped by whatever adopted it, if at all).
 export function groupRunning(pid: number): boolean {
   if (!groupAlive(pid)) return false;
-  if (process.platform !== "linux") return true;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  return entries.some((entry) => {
-    if (!/^\d+$/.test(entry)) return false;
-    const stat = procStat(Number(entry));
-    return stat !== undefined && stat.group === pid && stat.state !== "Z";
-  });
+  return (runningInGroup(pid)?.length ?? 1) > 0;
 }
 
 // The processes of a group that still run, each with when it began, to tell later that the group is still the one
 // seen (its id can be given again once it is empty). Linux only; undefined where the platform does not say.
 export function groupMembers(pgid: number): { pid: number; started: string }[] | undefined {
-  if (process.platform !== "linux") return undefined;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  const members: { pid: number; started: string }[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(Number(entry));
-    const started = stat && stat.group === pgid && stat.state !== "Z" ? processStarted(Number(entry)) : undefined;
-    if (started) members.push({ pid: Number(entry), started });
-  }
-  return members;
+  return runningInGroup(pgid)?.flatMap((pid) => {
+    const started = processStarted(pid);
+    return started ? [{ pid, started }] : [];
+  });
 }
 
 // Whether a group seen earlier (its members as groupMembers gave them) still has one of those processes in it; where
@@ -113,6 +91,21 @@ export function groupMembers(pgid: number): { pid: number; started: string }[] |
 export function groupStillThere(pgid: number, seen: { pid: number; started: string }[] | undefined): boolean {
   if (!seen) return groupAlive(pgid);
   return seen.some((member) => processRuns(member.pid, member.started) && procStat(member.pid)?.group === pgid);
+}
+
+// The pids of a group's processes that are not zombies, from /proc; undefined where the platform does not say.
+function runningInGroup(pgid: number): number[] | undefined {
+  if (process.platform !== "linux") return undefined;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  return entries.filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    const stat = procStat(pid);
+    return stat !== undefined && stat.group === pgid && stat.state !== "Z";
+  });
 }
 
 function procStat(pid: number): { state: string; group: number; startTicks: string } | undefined {
