@@ -371,7 +371,9 @@ describe("a broken config", () => {
     expect(await sandbox.run(["cooldowns", "--json"])).toEqual({ code: 0, stdout: "[]\n", stderr: notice });
     const explained = await sandbox.run(["explain", "--provider", "codex", "You've hit your usage limit"]);
     expect([explained.code, explained.stderr]).toEqual([0, notice]);
-    expect(await sandbox.run(["completion", "--values", "sessions"])).toEqual({ code: 0, stdout: "", stderr: "" });
+    // a Tab press reads the entries despite it, and says nothing
+    const completed = await sandbox.run(["completion", "--values", "entries"]);
+    expect([completed.code, completed.stderr]).toEqual([0, ""]);
     const report = await sandbox.run(["report"]);
     expect([report.code, report.stderr.split("\n")[0] + "\n"]).toEqual([2, notice]);
     const listed = await sandbox.run(["providers", "list"]);
