@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -141,7 +141,7 @@ describe.skipIf(process.platform !== "linux")("uuldana installed from its packed
 
 // The Quick start's route from a clone: npm link in it (after npm ci, which the clone's node_modules stands for) puts
 // uuldana on PATH, through npm's global prefix (here a scratch one, npm_config_prefix). The clone is the project's
-// files as git sees them (tracked, or new and not ignored), without dist: npm link builds it, through prepare.
+// files without dist: npm link builds it, through prepare.
 describe.skipIf(process.platform !== "linux")("uuldana linked from a clone with npm link", () => {
   const work = mkdtempSync(join(tmpdir(), "uuldana-link-"));
   const clone = join(work, "clone");
@@ -149,11 +149,7 @@ describe.skipIf(process.platform !== "linux")("uuldana linked from a clone with 
   const sandbox = makeSandbox();
 
   beforeAll(async () => {
-    const listed = await runFile("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, env: npmEnv() });
-    for (const file of listed.stdout.split("\0").filter((name) => name && name !== "node_modules" && existsSync(join(root, name)))) {
-      mkdirSync(dirname(join(clone, file)), { recursive: true });
-      cpSync(join(root, file), join(clone, file));
-    }
+    await copyProject(clone);
     // the dependencies npm ci installed, read only: npm link adds nothing to them
     symlinkSync(join(root, "node_modules"), join(clone, "node_modules"));
     await npm(["link"], clone, { npm_config_prefix: prefix });
@@ -170,6 +166,20 @@ describe.skipIf(process.platform !== "linux")("uuldana linked from a clone with 
     expect(realpathSync(join(prefix, "bin", "uuldana"))).toBe(join(realpathSync(clone), "dist", "core", "cli", "main.js"));
   });
 });
+
+// The project's files as git sees them (tracked, or new and not ignored). A copy that is no git work tree (CI tests
+// other Node releases in one) is copied whole, less what the build and npm ci made.
+async function copyProject(to: string): Promise<void> {
+  const listed = await runFile("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, env: npmEnv() });
+  if (listed.code !== 0) {
+    cpSync(root, to, { recursive: true, filter: (source) => !["node_modules", "dist", ".git"].includes(relative(root, source).split(sep)[0]!) });
+    return;
+  }
+  for (const file of listed.stdout.split("\0").filter((name) => name && name !== "node_modules" && existsSync(join(root, name)))) {
+    mkdirSync(dirname(join(to, file)), { recursive: true });
+    cpSync(join(root, file), join(to, file));
+  }
+}
 
 async function npm(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const run = await runFile("npm", args, { cwd, env: { ...npmEnv(), ...env } });

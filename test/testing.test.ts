@@ -1,9 +1,10 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { afterAll, describe, expect, it } from "vitest";
 
 import { loadProvider, readScreen } from "../core/testing.js";
-import { makeSandbox, standInManifest } from "./helpers.js";
+import { makeSandbox, runFile, standInManifest } from "./helpers.js";
 
 // uuldana/testing, the helper a pack's author tests a manifest and its adapter with: against real files, as the
 // author's own tests call it.
@@ -102,5 +103,19 @@ describe("readScreen", () => {
     expect(readScreen(report)).toEqual(["```js", "Out of roasted beans", "other's line"]);
     expect(readScreen(report, { provider: "roaster" })).toEqual(["```js", "Out of roasted beans"]);
     expect(readScreen(report, { provider: "nobody" })).toEqual([]);
+  });
+});
+
+// A Node started with options that belong to a whole process (Node 24's test runner starts each test file with many
+// of them) still runs an adapter in its own thread: only the options that decide how a module loads go with it.
+describe("loadProvider in a Node started with whole-process options", () => {
+  it("loads the adapter and reads with it", async () => {
+    const file = pack("kettle", {}, 'export default { classify: (text) => (text === "kettle: empty" ? { stop: true, kind: "daily", reason: "empty" } : undefined) };\n');
+    const testing = join(dirname(dirname(fileURLToPath(import.meta.url))), "dist", "core", "testing.js");
+    const script = `const { loadProvider } = await import(${JSON.stringify(testing)});
+const kettle = await loadProvider(${JSON.stringify(file)});
+console.log(kettle.explain("kettle: empty").stop, kettle.problems.length);`;
+    const flags = ["--stack-trace-limit=10", "--v8-pool-size=2", "--secure-heap=0", "--input-type=module", "-e", script];
+    expect(await runFile(process.execPath, flags, { cwd: sandbox.dir, env: { PATH: process.env.PATH ?? "" } })).toEqual({ code: 0, stdout: "true 0\n", stderr: "" });
   });
 });

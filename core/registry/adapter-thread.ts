@@ -205,14 +205,21 @@ function fromWire(answer: HookAnswer | undefined): ThreadAnswer {
   return { value: answer.value };
 }
 
-// The main thread's Node options, so that the adapter loads as it would in uuldana's thread (loaders, conditions), less
-// those that only make sense for a main script given as text (-e, -p and --input-type).
+// The main thread's Node options that decide how a module loads (loaders, import and require hooks, export conditions,
+// experimental module features), so that the adapter loads as it would in uuldana's thread. Nothing else crosses: a
+// Worker refuses the options that belong to a whole process, and a test runner may start Node with many of those.
+const LOADING_WITH_VALUE = ["--import", "--require", "-r", "--loader", "--experimental-loader", "--conditions", "-C"];
+
 function threadArgs(): string[] {
   const args: string[] = [];
   for (let i = 0; i < process.execArgv.length; i++) {
     const arg = process.execArgv[i]!;
-    if (["-e", "--eval", "-p", "--print", "--input-type"].includes(arg)) i++;
-    else if (!/^--(eval|print|input-type)=/.test(arg)) args.push(arg);
+    const value = process.execArgv[i + 1];
+    if (LOADING_WITH_VALUE.includes(arg) && value !== undefined) {
+      args.push(arg, value);
+      i++;
+    } else if (/^--(import|require|loader|experimental-loader|conditions)=/.test(arg)) args.push(arg);
+    else if (/^--(experimental|no-experimental)-[a-z-]+$/.test(arg) && !arg.includes("loader")) args.push(arg);
   }
   return args;
 }
