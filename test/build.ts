@@ -8,4 +8,5 @@ export default function setup(): void {
   const run = (args: string[]): void => void execFileSync(process.execPath, args, { cwd: root, stdio: "inherit" });
   run([join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.json")]);
   run([join(root, "dist", "core", "base", "schema-build.js")]);
+  run([join(root, "dist", "core", "base", "bin-build.js")]);
 }

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -147,17 +147,25 @@ describe.skipIf(process.platform !== "linux")("uuldana linked from a clone with 
   const clone = join(work, "clone");
   const prefix = join(work, "prefix");
   const sandbox = makeSandbox();
+  let builtMode = 0;
 
   beforeAll(async () => {
     await copyProject(clone);
     // the dependencies npm ci installed, read only: npm link adds nothing to them
     symlinkSync(join(root, "node_modules"), join(clone, "node_modules"));
+    // npm install builds the clone (prepare) before npm link links it; npm may link it without marking the bin runnable
+    await npm(["run", "build"], clone);
+    builtMode = statSync(join(clone, "dist", "core", "cli", "main.js")).mode & 0o777;
     await npm(["link"], clone, { npm_config_prefix: prefix });
   }, 600_000);
 
   afterAll(() => {
     sandbox.cleanup();
     rmSync(work, { recursive: true, force: true });
+  });
+
+  it("builds a bin that runs before anything links it", () => {
+    expect(builtMode.toString(8)).toBe("755");
   });
 
   it("leaves uuldana on PATH, working", async () => {

@@ -99,7 +99,7 @@ describe("the README and docs/", () => {
     const runBy: Record<string, () => boolean> = {
       "npm install && npm link && uuldana demo": () => ci.includes("step install bash -c 'npm install && npm link && uuldana demo'"),
       // the tests' global setup takes the same steps
-      "npm run build": () => scripts.build === "tsc -p tsconfig.json && node dist/core/base/schema-build.js" && readFileSync(join(root, "test", "build.ts"), "utf8").includes("schema-build.js"),
+      "npm run build": () => scripts.build === "tsc -p tsconfig.json && node dist/core/base/schema-build.js && node dist/core/base/bin-build.js" && readFileSync(join(root, "test", "build.ts"), "utf8").includes("bin-build.js"),
       // the script writes what the reference test above renders
       "npm run reference": () => scripts.reference === "tsc -p tsconfig.json && node dist/core/config/reference-build.js",
       "npm test": () => ci.includes("step test npm test"),
@@ -153,7 +153,7 @@ describe("the README and docs/", () => {
       // test/run.mjs hands its arguments to vitest
       "npm test -- test/readme.test.ts": readFileSync(join(root, "test", "run.mjs"), "utf8").includes("...process.argv.slice(2)"),
       // the tests' global setup takes the same steps
-      "npm run build": readFileSync(join(root, "test", "build.ts"), "utf8").includes("schema-build.js"),
+      "npm run build": ["schema-build.js", "bin-build.js"].every((step) => readFileSync(join(root, "test", "build.ts"), "utf8").includes(step)),
       "npm run demo": scripts.demo === "node dist/core/cli/main.js demo" && tests.includes('run(["demo"])'),
       // the script writes what the reference test above renders
       "npm run reference": scripts.reference === "tsc -p tsconfig.json && node dist/core/config/reference-build.js",
