@@ -41,7 +41,7 @@ export function sentencesOf(block: Block): { sentence: string; at: number }[] {
   const sentences: { sentence: string; at: number }[] = [];
   for (const piece of pieces) {
     let from = 0;
-    for (const sentence of piece.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|\s+[·∙•|]\s+/)) {
+    for (const sentence of piece.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|(?<=[。！？])\s*(?=\S)|\s+[·∙•|]\s+/)) {
       const at = piece.text.indexOf(sentence, from);
       from = at + sentence.length;
       sentences.push({ sentence, at: piece.at + at });
