@@ -7,7 +7,8 @@
 // so they stay few and literal.
 // (the words in Latin letters are in the English test's list; these are the others, asked only of a text with a
 // letter of these scripts in it)
-export const FOREIGN_SCRIPT = /[\u0400-\u04ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
+// (Cyrillic; then kana, CJK ideographs and Hangul with what lies between them, one range being cheaper to look for)
+export const FOREIGN_SCRIPT = /[\u0400-\u04ff\u3040-\ud7af]/;
 export const FOREIGN_MAYBE = /免费方案|免費方案|额度|額度|配额|配額|限额|限額|上限|余额|餘額|用量|限制|制限|無料枠|残高|クレジット|한도|사용량|할당량|크레딧|잔액|лимит|квот|кредит|баланс/i;
 
 // Chinese, Japanese and Korean write no spaces: a pair is a gone-word and an allowance-word at most this many

@@ -113,7 +113,20 @@ const KINDS: [LimitKind, RegExp | undefined][] = [
 const WORDS = String.raw`(?:\b|_)(?:limit|límite|cuota|cota|saldo|crédit|solde|kontingent|guthaben|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|unavailable|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402`;
 const ENGLISH_MAYBE = new RegExp(WORDS, "i");
 // with a letter of the other scripts agents speak in (see languages.ts), asked about more closely when found
-const MAYBE = new RegExp(`${WORDS}|${FOREIGN_SCRIPT.source}`, "i");
+const MAYBE = new RegExp(`${WORDS}|${FOREIGN_SCRIPT.source}`, "gi");
+
+// One pass over a text, and no more for most (which have none of the words): a letter of another script found
+// first is looked at more closely, with that script's words or an English word further on.
+function maybe(part: string): boolean {
+  MAYBE.lastIndex = 0;
+  const found = MAYBE.test(part);
+  const end = MAYBE.lastIndex;
+  MAYBE.lastIndex = 0;
+  if (!found) return false;
+  // every word of the list ends in a Latin letter or a digit; a letter of the other scripts is one character
+  if (part.charCodeAt(end - 1) < 0x400) return true;
+  return FOREIGN_MAYBE.test(part) || ENGLISH_MAYBE.test(part.slice(end));
+}
 
 // a wait of hours or days in words ("back in several hours")
 const LONG_WAIT = /\b(?:in|after|for) (?:a few|several|some|many|\d+) (?:hours|days|weeks)\b/i;
@@ -127,13 +140,8 @@ const PAIR_HINT = /limit|quota|credit|usage|allowance|spend|budget|balance|reque
 
 // Classifies a text: stop or not, with the reasons, the kind of limit and when it resets.
 export function classifyText(text: string, options: ReaderOptions): Verdict {
-  const mayStop = (part: string): boolean => {
-    // one pass over the text: a letter of another script found first is looked at more closely (English words
-    // further on count as well)
-    const found = MAYBE.exec(part);
-    if (found && (found[0].length > 1 || !FOREIGN_SCRIPT.test(found[0]) || FOREIGN_MAYBE.test(part) || ENGLISH_MAYBE.test(part))) return true;
-    return (options.phrases ?? []).some((phrase) => phrase.test(part));
-  };
+  const phrases = options.phrases;
+  const mayStop = (part: string): boolean => maybe(part) || (phrases !== undefined && phrases.some((phrase) => phrase.test(part)));
   if (!mayStop(text) && !options.provider) return NOTHING;
   const blocks = splitBlocks(text, mayStop);
   let best: Verdict | undefined;
@@ -218,10 +226,11 @@ function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const candidate = findCandidate(block, options);
   if (!candidate) return undefined;
   const verdict = judgeCandidate(block, candidate, options);
+  if (!candidate.foreign && !verdict.reset_at) return verdict;
   const facts: VerdictFacts = {};
   if (candidate.foreign) facts.language = languageOf(candidate.phrase);
   if (verdict.reset_at) facts.time_zone = options.timeZone;
-  return Object.keys(facts).length ? { ...verdict, facts } : verdict;
+  return { ...verdict, facts };
 }
 
 const languageOf = (phrase: string): string =>
@@ -331,7 +340,6 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
     candidates.push({ block, models, ...sentence, phraseAt: ended.start, gone: ended.phrase, allowance: ended.phrase, phrase: ended.phrase, byCode: true, byPhrase: false, account: true });
   }
   for (const { sentence, at } of sentencesOf(block)) {
-    const lower = sentence.toLowerCase();
     const code =
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
@@ -350,7 +358,7 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
     }
     const throttled = THROTTLED.exec(sentence);
     if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
-    const pair = PAIR_HINT.test(sentence) ? nearestPair(lower) : undefined;
+    const pair = PAIR_HINT.test(sentence) ? nearestPair(sentence.toLowerCase()) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
       candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
@@ -370,6 +378,7 @@ const PAIR_REACH = 200;
 // A gone-word and an allowance-word at most six words apart, in either order.
 function nearestPair(lower: string): { gone: string; allowance: string; start: number; end: number } | undefined {
   const gones = [...lower.matchAll(GONE)];
+  if (!gones.length) return undefined;
   const allowances = [...lower.matchAll(ALLOWANCE)];
   let best: { gone: string; allowance: string; start: number; end: number; distance: number } | undefined;
   // eight words are well within PAIR_REACH characters: only allowance-words that near a gone-word are weighed, so a
