@@ -95,6 +95,25 @@ describe("who is speaking", () => {
     expect(written).toContain("its words read as a stop, but drawn as the agent's prose (default colour), not as it draws its notices (colour 3), so at ");
   });
 
+  it("leaves the agent running when its own records hold the line in its assistant's answer, and moves on at its own notice", async () => {
+    // the stand-in as Claude Code, under the built-in manifest (which names no notice style): its session file says
+    linkAgent(sandbox, "claude", "notice-agent.mjs");
+    sandbox.write(".claude/.credentials.json", "{}");
+    sandbox.write("config/config.json", { providers: ["claude-code", "line"], auto_detect: false, quiet_seconds: 0.3 });
+    const terminal = open();
+    await terminal.waitFor("notice agent ready");
+    await ask(terminal, "explain", "give the worker another key, then run it again");
+    await waitFor(() => ofType("ignored").length === 1, "the refused candidate in the journal");
+    await ask(terminal, "next question", "I answered: next question");
+    expect(terminal.raw).not.toContain("line agent ready");
+    await failsOver(terminal);
+    const [refused, stop] = ofType("candidate");
+    expect(refused).toMatchObject({ candidate: 1, stop: false, facts: { speaker: { record: "agent", drawn: { fg: null } } } });
+    expect((refused!.reasons as string[]).at(-1)).toBe("not a stop: the agent's assistant wrote it (its own records hold it in an answer)");
+    expect(stop).toMatchObject({ candidate: 2, stop: true, facts: { speaker: { drawn: { fg: 3 }, glyph: "⎿" } } });
+    expect(stop!.facts).not.toHaveProperty("speaker.record");
+  });
+
   it("reads the assistant's explanation by its words alone where the manifest names no notice style", async () => {
     setUp();
     const terminal = open();

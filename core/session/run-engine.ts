@@ -340,14 +340,18 @@ export class RunEngine {
   private readonly classify = (text: string): Verdict =>
     classifyText(text, { now: new Date(), timeZone: this.reading.timeZone, locale: this.launch.locale, phrases: this.reading.phrases, models: this.options.models, provider: this.hooks.classify });
 
-  // The turn of the agent's own records a line it drew stands in: its assistant's answer or a tool's output (a limit
-  // the agent itself reports is kept out of its records' turns by its adapter). Read when a stop is seen, only.
+  // The turn of the agent's own records a line it drew stands in: its assistant's answer or a tool's output, in the
+  // turn under way (a limit the agent itself reports is kept out of its records' turns by its adapter). Read when a
+  // stop is seen, only.
   private readonly recordOf = (line: string): "agent" | "tool" | undefined => {
     const words = squeezed(line);
     if (words.length < 12) return undefined;
     const { hooks, launch, options } = this;
     const transcript = hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt });
-    const turn = transcript?.turns.findLast((candidate) => candidate.role !== "user" && squeezed(candidate.text).includes(words));
+    // the turn under way: what the agent wrote since the user's last words (an earlier answer that quoted the same
+    // message says nothing of a notice drawn now)
+    const turns = transcript?.turns ?? [];
+    const turn = turns.slice(turns.findLastIndex((candidate) => candidate.role === "user") + 1).find((candidate) => squeezed(candidate.text).includes(words));
     return turn ? (turn.role === "tool" ? "tool" : "agent") : undefined;
   };
 
