@@ -28,6 +28,8 @@ describe("uuldana explain", () => {
         "names the limit (weekly)",
       ],
       span: { line: 0, text: "You've hit your weekly limit · resets Oct 9, 10am (America/New_York)" },
+      // the facts besides the words: here only the zone a time printed without one would have been read in
+      facts: { time_zone: "Europe/Berlin" },
     });
   });
 
@@ -90,7 +92,8 @@ describe("uuldana explain", () => {
 
   it("answers a few hundred lines in one process with --jsonl, one verdict a line, errors in place", async () => {
     const corpus = readFileSync(join(root, "test", "corpus", "stop.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).text as string);
-    const nearMisses = readFileSync(join(root, "test", "corpus", "not-stop.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line).text as string);
+    // (a near miss told from a notice only by who speaks in a run is no near miss to a text alone)
+    const nearMisses = readFileSync(join(root, "test", "corpus", "not-stop.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((line) => !line.speaker).map((line) => line.text as string);
     const input = [...corpus.map((text) => JSON.stringify(text)), "not json", "42", ...nearMisses.map((text) => JSON.stringify(text))];
     const run = await sandbox.run(["explain", NOW, "--jsonl"], { env, stdin: input.join("\n") + "\n" });
     const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));

@@ -54,6 +54,7 @@ async function readerOptions(context: Context | undefined, options: ExplainOptio
       });
     }
     reader.phrases = (record.manifest.limit_phrases ?? []).map(compilePhrase);
+    if (record.manifest.time_zone) reader.timeZone = record.manifest.time_zone;
     reader.models = [...new Set([...models, ...(record.manifest.models?.names ?? [])])];
   }
   return reader;

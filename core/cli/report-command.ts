@@ -166,6 +166,7 @@ function happened(runs: RunReading[], run: RunReading, candidate: CandidateReadi
       return `${why}, so at ${second(outcome.at)} ${rest}${then.startsWith(",") ? "" : " "}${then}`;
     }
     case "dismissed":
+      if (outcome.whoSpoke) return `its words read as a stop, but ${(outcome.whoSpoke.at(-1) ?? "no reason kept").replace(/^not a stop: /, "")}, so at ${second(outcome.at)} uuldana took it for no stop and left the agent running`;
       if (outcome.readWhole) return `read again with the lines the agent drew after it, it was no stop (${outcome.readWhole.at(-1) ?? "no reason kept"}), so at ${second(outcome.at)} uuldana dismissed it and left the agent running (the ⚠ mark)`;
       return `the agent kept working${candidate.dismissSeconds === undefined ? "" : ` for ${candidate.dismissSeconds} s (\`dismiss_seconds\`)`} after it, so at ${second(outcome.at)} uuldana dismissed it and left the agent running (the ⚠ mark)`;
     case "left":

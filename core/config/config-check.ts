@@ -1,5 +1,6 @@
 import { UuldanaError } from "../base/errors.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
+import { isTimeZone } from "../reader/wall-clock.js";
 
 // What makes uuldana refuse a user's config.json once it is read as JSON: the schema, two entries of providers with
 // one key, a redact pattern that is not a regular expression. The error is the one loading the config gives, so
@@ -8,6 +9,7 @@ export function checkUserConfig(data: unknown, file: string): void {
   checkSchema(data, file);
   const config = data as { providers?: unknown[]; redact?: string[] };
   checkEntryKeys(config.providers ?? [], file);
+  checkTimeZones(config.providers ?? [], file);
   (config.redact ?? []).forEach((pattern, index) => checkPattern(pattern, index, file));
 }
 
@@ -22,6 +24,17 @@ export function checkSchema(data: unknown, file: string): void {
 function invalidConfig(issues: Issue[], file: string): UuldanaError {
   const count = issues.length === 1 ? "1 problem" : `${issues.length} problems`;
   return new UuldanaError("E_CONFIG_INVALID", `invalid config ${file} (${count})`, { details: formatIssues(issues) });
+}
+
+// an entry's time_zone must name a zone the system knows: a reset read in a zone that is not would be hours off
+function checkTimeZones(items: unknown[], file: string): void {
+  const issues: Issue[] = [];
+  items.forEach((item, index) => {
+    const zone = typeof item === "object" && item !== null ? (item as { time_zone?: unknown }).time_zone : undefined;
+    if (typeof zone !== "string" || isTimeZone(zone)) return;
+    issues.push({ pointer: `/providers/${index}/time_zone`, message: "is not a time zone this system knows", value: zone, allowed: 'an IANA time zone name, such as "Asia/Shanghai" or "Europe/Berlin"', hint: describePointer("config", "/providers/0/time_zone") });
+  });
+  if (issues.length) throw invalidConfig(issues, file);
 }
 
 // an entry's key is its name, else its provider id; two with one key could not be told apart

@@ -61,6 +61,7 @@ interface RawEntry {
   rotate_at_percent_left?: number;
   native_wait?: NativeWaitChoice;
   switch_models?: boolean;
+  time_zone?: string;
 }
 
 interface RawConfig {
@@ -184,6 +185,7 @@ function toEntries(items: (string | RawEntry)[], env: Env): Entry[] {
       ...(raw.rotate_at_percent_left !== undefined ? { rotateAtPercentLeft: raw.rotate_at_percent_left } : {}),
       ...(raw.native_wait !== undefined ? { nativeWait: raw.native_wait } : {}),
       ...(raw.switch_models ? { switchModels: true } : {}),
+      ...(raw.time_zone ? { timeZone: raw.time_zone } : {}),
       origin: "config",
     });
   });
@@ -254,6 +256,8 @@ export interface Entry {
   nativeWait?: NativeWaitChoice;
   // at a per-model limit, switch to another model inside the same agent before failing over
   switchModels?: boolean;
+  // the zone the agent prints times in (its endpoint's vendor's), over the manifest's time_zone
+  timeZone?: string;
   origin: "config" | "project" | "detected";
 }
 

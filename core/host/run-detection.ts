@@ -1,5 +1,6 @@
 import { Detector, type DetectorEvent } from "../reader/detector.js";
 import type { Verdict } from "../reader/reader.js";
+import { judgeSpeaker, type DrawnStyle, type NoticeStyle, type SpeakerFacts } from "../reader/speaker.js";
 import type { Screen } from "../terminal/screen.js";
 import { DrawnLines, type DrawnAround } from "./drawn-lines.js";
 
@@ -10,6 +11,10 @@ export interface DetectionOptions {
     dismissSeconds: number;
     classify: (text: string) => Verdict;
     busy?: (screen: readonly string[]) => boolean;
+    // how the agent draws its own notices (its manifest's notice_style)
+    notice?: NoticeStyle;
+    // the turn of the agent's own records a line stands in, where its adapter reads them
+    record?: (line: string) => SpeakerFacts["record"];
   };
   firstPrompt?: string;
   onDetection?: (event: DetectorEvent, drawn: DrawnAround) => void;
@@ -34,7 +39,9 @@ export class RunDetection {
     this.drawn = new DrawnLines(options.redactLines);
     const detect = options.detect;
     if (!detect) return;
-    this.detector = new Detector({ quietMs: detect.quietSeconds * 1000, dismissMs: detect.dismissSeconds * 1000, classify: detect.classify, busy: detect.busy });
+    // who spoke a stop's first line: the agent's records, then how and where the screen drew it
+    const speaker = (line: string, verdict: Verdict): Verdict => judgeSpeaker(verdict, { ...drawnFacts(screen, line), ...(detect.notice ? { notice: detect.notice } : {}), ...recordOf(detect.record, line) });
+    this.detector = new Detector({ quietMs: detect.quietSeconds * 1000, dismissMs: detect.dismissSeconds * 1000, classify: detect.classify, busy: detect.busy, speaker });
     if (options.firstPrompt) this.detector.notePrompt(options.firstPrompt);
     screen.onDrawn((batch) => {
       this.drawn.add(batch.lines);
@@ -71,12 +78,12 @@ export class RunDetection {
 
   // the lines each event is told with: a candidate's are found in the batch it came in (batchSize lines)
   private around(event: DetectorEvent, batchSize: number): DrawnAround {
-    return event.type === "candidate" ? this.drawn.candidate(event.text, batchSize) : this.drawn.outcome();
+    return event.type === "candidate" || event.type === "refused" ? this.drawn.candidate(event.text, batchSize) : this.drawn.outcome();
   }
 
   private told(events: DetectorEvent[], batchSize: number): void {
     for (const event of events) {
-      if (event.type !== "candidate") this.event = event;
+      if (event.type !== "candidate" && event.type !== "refused") this.event = event;
       this.options.onDetection?.(event, this.around(event, batchSize));
     }
     clearTimeout(this.timer);
@@ -95,4 +102,32 @@ export class RunDetection {
       if (!this.ended) this.told(detector.tick(Date.now(), visible), 0);
     });
   }
+}
+
+// How and where the screen drew a line (its last row showing it): the style most of its letters have, the glyph it
+// begins with, and whether it sits in the conversation or under the agent's last frame line at the bottom (its own
+// status and prompt area). Nothing when the line has left the screen.
+function drawnFacts(screen: Screen, line: string): SpeakerFacts {
+  const want = line.trim();
+  const rows = screen.visible();
+  const row = want ? rows.findLastIndex((text) => text.includes(want)) : -1;
+  if (row < 0) return {};
+  const weights = new Map<string, { style: DrawnStyle; letters: number }>();
+  for (const run of screen.lineStyle(row)) {
+    const letters = run.text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
+    if (!letters) continue;
+    const style: DrawnStyle = { fg: run.fg, bold: run.bold, dim: run.dim, inverse: run.inverse };
+    const key = JSON.stringify(style);
+    weights.set(key, { style, letters: (weights.get(key)?.letters ?? 0) + letters });
+  }
+  const drawn = [...weights.values()].sort((a, b) => b.letters - a.letters)[0]?.style;
+  const glyph = /^\s*([^\p{L}\p{N}\s])/u.exec(rows[row]!)?.[1];
+  const frame = rows.findLastIndex((text) => /^\s*[│|╭╰]?\s*[─━═]{8,}/.test(text));
+  const place = frame >= 0 && frame < row && rows.length - frame <= 8 ? "status" : "conversation";
+  return { ...(drawn ? { drawn } : {}), ...(glyph ? { glyph } : {}), place };
+}
+
+function recordOf(record: ((line: string) => SpeakerFacts["record"]) | undefined, line: string): Pick<SpeakerFacts, "record"> {
+  const found = record?.(line);
+  return found ? { record: found } : {};
 }

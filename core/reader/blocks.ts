@@ -41,7 +41,7 @@ export function sentencesOf(block: Block): { sentence: string; at: number }[] {
   const sentences: { sentence: string; at: number }[] = [];
   for (const piece of pieces) {
     let from = 0;
-    for (const sentence of piece.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|\s+[·∙•|]\s+/)) {
+    for (const sentence of piece.text.split(/(?<=[.!?])\s+(?=[A-Z/"'(])|(?<=[。！？])\s*(?=\S)|\s+[·∙•|]\s+/)) {
       const at = piece.text.indexOf(sentence, from);
       from = at + sentence.length;
       sentences.push({ sentence, at: piece.at + at });
@@ -76,6 +76,11 @@ const ASCII_MESSAGE_START = /^\s*[>*-]\s/;
 const startsMessage = (line: string): boolean => (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
 const BLANK_OR_BORDER = new RegExp(`[\\s${BORDER}]`);
 
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+const CONTROLS = new RegExp(CONTROL.source, "g");
+// a character that is neither blank nor a border's
+const DRAWN = /[^\s\u2500-\u257f]/;
+
 // Groups lines into messages as a person reads them: a message ends at a blank line, after a line that ended a
 // sentence, or where a line begins with a bullet or marker; a phrase wrapped across lines is read whole. Only
 // messages that could be a stop are cleaned (escape sequences, borders, bullets removed).
@@ -84,8 +89,9 @@ export function splitBlocks(text: string, mayStop: (text: string) => boolean): B
   const groups: { first: number; raws: string[] }[] = [];
   let group: { first: number; raws: string[] } | undefined;
   rawLines.forEach((raw, index) => {
-    const bare = trimEndOf(raw.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, ""), BLANK_OR_BORDER);
-    if (!bare.replace(/^[\s\u2500-\u257f]+/, "")) {
+    // (looked for before anything is copied: most lines have no control character)
+    const bare = trimEndOf(CONTROL.test(raw) ? raw.replace(CONTROLS, "") : raw, BLANK_OR_BORDER);
+    if (!DRAWN.test(bare)) {
       group = undefined;
       return;
     }

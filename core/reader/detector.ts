@@ -17,7 +17,9 @@ export type DetectorEvent =
   // dismissed as the agent kept working, or, with whole, because the message read whole with the lines drawn after
   // it is no stop (whole is that reading)
   | { type: "dismissed"; verdict: Verdict; text: string; at: number; whole?: Verdict }
-  | { type: "left"; verdict: Verdict; text: string; at: number };
+  | { type: "left"; verdict: Verdict; text: string; at: number }
+  // a stop by its words that who spoke refuses (the agent's assistant wrote it, or drew it as its prose): no candidate
+  | { type: "refused"; verdict: Verdict; text: string; at: number };
 
 export interface DetectorOptions {
   quietMs: number;
@@ -25,6 +27,8 @@ export interface DetectorOptions {
   classify: (text: string) => Verdict;
   // the provider's own test that its screen shows it working, asked before a stop for quiet
   busy?: (screen: readonly string[]) => boolean;
+  // who spoke the first line of a stop, weighed into its verdict (see speaker.ts): asked of stops only
+  speaker?: (line: string, verdict: Verdict) => Verdict;
 }
 
 // One batch of what the agent drew, as the screen model reports it; a plain list of lines means lines fed in at
@@ -105,7 +109,11 @@ export class Detector {
     }
     if (fresh.length) {
       const text = fresh.join("\n");
-      const verdict = this.options.classify(text);
+      let verdict = this.options.classify(text);
+      if (verdict.stop && this.options.speaker) {
+        verdict = this.options.speaker(fresh[Math.max(0, verdict.span?.line ?? 0)] ?? text, verdict);
+        if (!verdict.stop) events.push({ type: "refused", verdict, text: verdict.span?.text ?? text, at });
+      }
       if (verdict.stop) {
         const raw = fresh.slice(Math.max(0, verdict.span?.line ?? 0)).join("\n");
         this.candidate = { verdict, text: verdict.span?.text ?? text, since: at, lastWork: at, raw, followers: [] };

@@ -1,8 +1,10 @@
 import { MARKS, sentencesOf, splitBlocks, type Block } from "./blocks.js";
 import { ALLOWANCE_CODES, ALLOWANCE_ERROR_NAMES, CREDIT_CODES } from "./error-codes.js";
 import { modelPatterns } from "./model-names.js";
+import { FOREIGN_MAYBE, FOREIGN_SCRIPT, foreignPair, freeTierEnded } from "./languages.js";
 import { literal } from "./phrases.js";
 import { parseResetTime } from "./reset-time.js";
+import type { SpeakerFacts } from "./speaker.js";
 import { HOUR_MS, isSourceCode, THROTTLE_MS, timing, VETOES, type Candidate } from "./vetoes.js";
 
 // The general reader: tells text that says a usage allowance is gone from everything else. Pure: no I/O, and the
@@ -22,6 +24,20 @@ export interface Verdict {
   // the message that decided, cleaned, from where it begins to the end of its block (what the agent drew before it
   // on the same lines is not part of it), and the line of the text given where it begins
   span: { line: number; text: string } | null;
+  // the facts besides the words that the verdict used
+  facts?: VerdictFacts;
+}
+
+export interface VerdictFacts {
+  // the language of the words that decided, when not English ("zh", "ja", "ko", "ru", or "latin" for Spanish,
+  // Portuguese, French, German, Polish)
+  language?: string;
+  // the zone a reset printed without one was read in (the agent's time_zone, else the user's)
+  time_zone?: string;
+  // a rate-limit wrapper's inner message decided
+  inner_message?: boolean;
+  // who spoke: how and where the line was drawn, and the agent's own records (see speaker.ts)
+  speaker?: SpeakerFacts;
 }
 
 export interface ReaderOptions {
@@ -56,7 +72,7 @@ const CODES = new RegExp(`\\b(?:${[...ALLOWANCE_CODES.map(literal), ALLOWANCE_ER
 // HTTP 429 or 402 as an error reports it, not a number in a sentence
 const STATUS = /(?:\b(?:http|error|status|code|api error)\W{0,3}|^\W*)(?:429|402)\b|\b(?:429|402)\s*(?:[:({[]|too many|payment required)/i;
 // "add credits to continue": the allowance is gone even when no word says so
-const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto (?:continue|keep using|keep going)\b|\bto (?:continue|keep using)\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b|\bno (?:paid |more )?(?:\w+ )?(?:usage|credits?|quota) (?:is |are )?available\b/i;
+const TO_CONTINUE = /\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b(?:(?![.!?]\s).){0,40}\bto (?:continue|keep using|keep going)\b|\bto (?:continue|keep using)\b(?:(?![.!?]\s).){0,40}\b(?:add|purchase|buy|top up)\s+(?:more\s+)?(?:\w+\s+)?credits\b|\bno (?:paid |more )?(?:\w+ )?(?:usage|credits?|quota) (?:is |are )?available\b|\bcan only afford 0\b/i;
 // The account behind the entry has no allowance: a plan, subscription or account in a state that leaves none, a plan
 // that does not include the agent, or a remedy offered as the only way to go on ("subscribe to continue").
 const ACCOUNT_NOUN = String.raw`(?:subscription|allocation|plan(?! mode)|account|membership|seat|licen[cs]e|(?:free )?trial|free (?:tier|plan)|billing|payment(?: method)?|invoices?)`;
@@ -84,7 +100,7 @@ const MUST = /\b(?:must|need to|needs to|required|requires|have to|please|your (
 const KINDS: [LimitKind, RegExp | undefined][] = [
   ["weekly", /\b(?:weekly|week|7[- ]day|seven[- ]day)\b/i],
   ["session", /\b(?:5[- ]?hours?|five[- ]hour|5h|session)\b/i],
-  ["daily", /\b(?:daily|per day|a day|24[- ]hour|today's)\b|(?:\b|_)(?:rpd|tpd)\b/i],
+  ["daily", /\b(?:daily|per[ _-]day|a day|24[- ]hour|today's)\b|(?:\b|_)(?:rpd|tpd)\b|当日|今日|每日|本日|일일|diari[oa]|diári[oa]|quotidien|täglich|дневн|суточн|dzienn/i],
   ["monthly", /\b(?:monthly|month|billing (?:cycle|period))\b/i],
   // the names of models come with the options
   ["per-model", undefined],
@@ -94,12 +110,28 @@ const KINDS: [LimitKind, RegExp | undefined][] = [
 // Words without which no text can be a stop: most output is ruled out by this one test.
 // Each at the start of a word (or after "_", as in error codes): the reader's own patterns look for whole words, and
 // the test runs at word starts only, twice as fast as anywhere.
-const MAYBE = /(?:\b|_)(?:limit|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|unavailable|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402/i;
+const WORDS = String.raw`(?:\b|_)(?:limit|límite|cuota|cota|saldo|crédit|solde|kontingent|guthaben|quota|credit|usage|allowance|budget|balance|requests|messages|spend|free|exhaust|insufficient|subscri|plan|account|billing|payment|invoice|trial|capacity|upgrade|purchase|sign up|maximum|rate[- ]limited|throttled|allocation|unavailable|buy|top up|keep using|keep going|coins|funds|licen|remaining tokens|your tokens|free tokens|too many tokens)|429|402`;
+const ENGLISH_MAYBE = new RegExp(WORDS, "i");
+// with a letter of the other scripts agents speak in (see languages.ts), asked about more closely when found
+const MAYBE = new RegExp(`${WORDS}|${FOREIGN_SCRIPT.source}`, "gi");
+
+// One pass over a text, and no more for most (which have none of the words): a letter of another script found
+// first is looked at more closely, with that script's words or an English word further on.
+function maybe(part: string): boolean {
+  MAYBE.lastIndex = 0;
+  const found = MAYBE.test(part);
+  const end = MAYBE.lastIndex;
+  MAYBE.lastIndex = 0;
+  if (!found) return false;
+  // every word of the list ends in a Latin letter or a digit; a letter of the other scripts is one character
+  if (part.charCodeAt(end - 1) < 0x400) return true;
+  return FOREIGN_MAYBE.test(part) || ENGLISH_MAYBE.test(part.slice(end));
+}
 
 // a wait of hours or days in words ("back in several hours")
 const LONG_WAIT = /\b(?:in|after|for) (?:a few|several|some|many|\d+) (?:hours|days|weeks)\b/i;
 // a period of a day or more: a throttle over one is an allowance ("too many tokens per day")
-const PERIOD = /\bper (?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
+const PERIOD = /\bper[ _-](?:day|week|month)\b|\b(?:daily|weekly|monthly)\b/i;
 // a request throttled: a stop only when the wait it is given is hours long
 const THROTTLED = /\b(?:rate[- ]limited|throttled|too many (?:requests|tokens))\b/i;
 
@@ -108,13 +140,15 @@ const PAIR_HINT = /limit|quota|credit|usage|allowance|spend|budget|balance|reque
 
 // Classifies a text: stop or not, with the reasons, the kind of limit and when it resets.
 export function classifyText(text: string, options: ReaderOptions): Verdict {
-  const mayStop = (part: string): boolean => MAYBE.test(part) || (options.phrases ?? []).some((phrase) => phrase.test(part));
+  const phrases = options.phrases;
+  const mayStop = (part: string): boolean => maybe(part) || (phrases !== undefined && phrases.some((phrase) => phrase.test(part)));
   if (!mayStop(text) && !options.provider) return NOTHING;
   const blocks = splitBlocks(text, mayStop);
   let best: Verdict | undefined;
   for (const block of blocks) {
-    const verdict = judgeBlock(block, options);
+    let verdict = judgeBlock(block, options);
     if (!verdict) continue;
+    if (!verdict.stop) verdict = innerMessage(block.raws.join("\n"), verdict, options) ?? verdict;
     if (!best || (verdict.stop && !best.stop) || (verdict.stop === best.stop && verdict.score > best.score)) best = verdict;
   }
   if (options.provider && !best?.stop) return withProvider(text, best, options) ?? best ?? NOTHING;
@@ -133,6 +167,32 @@ const NOTHING: Verdict = Object.freeze({
 // --- internal ---
 
 const LIMIT_KINDS: readonly string[] = ["session", "weekly", "daily", "monthly", "per-model", "credits", "account", "unknown"];
+
+// a rate-limit wrapper around another service's error: a status, a type or words that say a request was throttled
+const WRAPPER = /\b429\b|rate[_ -]?limit|too many requests|throttl/i;
+// the messages an error body holds, its escaped quotation marks undone: "message": "…" and 'message': '…'
+const MESSAGE_FIELD = /["']message["']\s*:\s*(?:"((?:[^"\\]|\\.){12,}?)"|'((?:[^'\\]|\\.){12,}?)')/g;
+
+// A rate-limit wrapper (a 429, "rate limit reached, retry shortly") whose inner message, from the service behind it,
+// says the allowance or the balance is gone: that inner message is the stop. An inner throttle stays a throttle.
+function innerMessage(text: string, outer: Verdict, options: ReaderOptions): Verdict | undefined {
+  // only a wrapper refused as a throttle is looked into: one refused as code, a quotation or documentation stays so
+  if (!WRAPPER.test(text) || !/message/i.test(text) || !/throttle|rate limit|overloaded|too little/.test(outer.reasons.at(-1) ?? "")) return undefined;
+  const plain = text.replace(/\\+(["'])/g, "$1").replace(/\\n/g, "\n");
+  // each field read from its own opening quote: an outer message that holds the inner body is read, then the inner
+  // each with the rest of its body after it (a quota id per minute, a retry delay), read as its details
+  const inner: string[] = [];
+  MESSAGE_FIELD.lastIndex = 0;
+  for (let match = MESSAGE_FIELD.exec(plain); match; match = MESSAGE_FIELD.exec(plain)) {
+    inner.push(`${match[1] ?? match[2]}\n${plain.slice(match.index + match[0].length)}`);
+    MESSAGE_FIELD.lastIndex = match.index + 1;
+  }
+  for (const message of inner.reverse()) {
+    const verdict = classifyText(message, { ...options, provider: undefined });
+    if (verdict.stop) return { ...verdict, span: outer.span, facts: { ...verdict.facts, inner_message: true }, reasons: ["a rate-limit wrapper whose inner message says the allowance is gone", ...verdict.reasons] };
+  }
+  return undefined;
+}
 
 // A stop the provider's classifier adds where the general reader found none. One the general reader refused (a
 // quotation, code, a question, a warning) stays refused; so does one whose own block is quoted, code or a question.
@@ -165,6 +225,18 @@ function providerVeto(block: Block): string | undefined {
 function judgeBlock(block: Block, options: ReaderOptions): Verdict | undefined {
   const candidate = findCandidate(block, options);
   if (!candidate) return undefined;
+  const verdict = judgeCandidate(block, candidate, options);
+  if (!candidate.foreign && !verdict.reset_at) return verdict;
+  const facts: VerdictFacts = {};
+  if (candidate.foreign) facts.language = languageOf(candidate.phrase);
+  if (verdict.reset_at) facts.time_zone = options.timeZone;
+  return { ...verdict, facts };
+}
+
+const languageOf = (phrase: string): string =>
+  /[\u3040-\u30ff]/.test(phrase) ? "ja" : /[\u3400-\u9fff]/.test(phrase) ? "zh" : /[\uac00-\ud7af]/.test(phrase) ? "ko" : /[\u0400-\u04ff]/.test(phrase) ? "ru" : "latin";
+
+function judgeCandidate(block: Block, candidate: Candidate, options: ReaderOptions): Verdict {
   const span = messageSpan(candidate);
   const found = candidate.account
     ? `"${candidate.phrase}" says the account has no allowance`
@@ -262,8 +334,12 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
   const remedies: Candidate[] = [];
   // so does a request throttled, and only when the wait it is given is hours long
   const throttles: Candidate[] = [];
+  const ended = freeTierEnded(block.text);
+  if (ended) {
+    const sentence = sentencesOf(block).findLast((part) => part.at <= ended.start) ?? { sentence: block.text, at: 0 };
+    candidates.push({ block, models, ...sentence, phraseAt: ended.start, gone: ended.phrase, allowance: ended.phrase, phrase: ended.phrase, byCode: true, byPhrase: false, account: true });
+  }
   for (const { sentence, at } of sentencesOf(block)) {
-    const lower = sentence.toLowerCase();
     const code =
       CODES.exec(sentence) ??
       TO_CONTINUE.exec(sentence) ??
@@ -282,10 +358,16 @@ function findCandidate(block: Block, options: ReaderOptions): Candidate | undefi
     }
     const throttled = THROTTLED.exec(sentence);
     if (throttled) throttles.push({ block, models, sentence, at, phraseAt: at + throttled.index, gone: throttled[0], allowance: throttled[0], phrase: throttled[0], byCode: false, byPhrase: false, account: false, throttled: true });
-    const pair = PAIR_HINT.test(sentence) ? nearestPair(lower) : undefined;
+    const pair = PAIR_HINT.test(sentence) ? nearestPair(sentence.toLowerCase()) : undefined;
     if (pair) {
       const phrase = sentence.slice(pair.start, pair.end);
       candidates.push({ block, models, sentence, at, phraseAt: at + pair.start, gone: pair.gone, allowance: pair.allowance, phrase, byCode: false, byPhrase: false, account: false });
+    }
+    // the same in another language an agent speaks
+    const foreign = pair ? undefined : foreignPair(sentence);
+    if (foreign) {
+      const phrase = sentence.slice(foreign.start, foreign.end);
+      candidates.push({ block, models, sentence, at, phraseAt: at + foreign.start, gone: foreign.gone, allowance: foreign.allowance, phrase, byCode: false, byPhrase: false, account: false, foreign });
     }
   }
   return candidates.find((c) => c.byPhrase) ?? candidates.find((c) => c.byCode) ?? candidates[0] ?? remedies[0] ?? throttles[0];
@@ -296,6 +378,7 @@ const PAIR_REACH = 200;
 // A gone-word and an allowance-word at most six words apart, in either order.
 function nearestPair(lower: string): { gone: string; allowance: string; start: number; end: number } | undefined {
   const gones = [...lower.matchAll(GONE)];
+  if (!gones.length) return undefined;
   const allowances = [...lower.matchAll(ALLOWANCE)];
   let best: { gone: string; allowance: string; start: number; end: number; distance: number } | undefined;
   // eight words are well within PAIR_REACH characters: only allowance-words that near a gone-word are weighed, so a

@@ -49,7 +49,7 @@ const WORD_TIME = new RegExp(String.raw`\b(?:reset|resets|resetting|again|until|
 // lines after it): it is read as one.
 export function parseResetTime(text: string, context: ResetContext): ResetTime | undefined {
   const flat = text.replace(/\s+/g, " ").replace(/[‐-―−]/g, "-");
-  const found = fromEpoch(flat) ?? fromIso(flat, context) ?? fromRelative(flat, context) ?? fromPrintedDate(flat, context);
+  const found = fromEpoch(flat) ?? fromIso(flat, context) ?? fromRelative(flat, context) ?? fromPrintedDate(flat, context) ?? fromForeignUntil(flat, context);
   // "in 99999999999999 days" names no instant a clock can hold, and no allowance returns years from now
   const at = found?.at.getTime();
   return at !== undefined && Number.isFinite(at) && at - context.now.getTime() <= LATEST_RESET_MS ? found : undefined;
@@ -59,6 +59,16 @@ export function parseResetTime(text: string, context: ResetContext): ResetTime |
 
 function done(at: number, text: string): ResetTime {
   return { at: new Date(at + RESET_MARGIN_MS), text: text.trim() };
+}
+
+// A clock time the allowance is held back until, in the words of another language an agent speaks ("到 15:00",
+// "15:00まで", "hasta 15:00", "до 15:00"): read as "until" would be.
+const FOREIGN_UNTIL = /(?:到|至|(?<!\p{L})(?:hasta(?: las)?|até(?: às)?|до|do|jusqu'(?:à|a)|bis|um|à))\s*(\d{1,2}:\d{2})(?!\d)|(\d{1,2}:\d{2})\s*まで/u;
+
+function fromForeignUntil(text: string, context: ResetContext): ResetTime | undefined {
+  const match = FOREIGN_UNTIL.exec(text);
+  const found = match ? fromPrintedDate(`until ${match[1] ?? match[2]}`, context) : undefined;
+  return found && { at: found.at, text: match![0] };
 }
 
 function fromEpoch(text: string): ResetTime | undefined {

@@ -1,5 +1,6 @@
 import { lineAround, type Block } from "./blocks.js";
 import { OVERLOADED_STATUSES } from "./error-codes.js";
+import { foreignVeto, type ForeignPair } from "./languages.js";
 import type { ModelPatterns } from "./model-names.js";
 import { literal } from "./phrases.js";
 import { parseResetTime, type ResetContext, type ResetTime } from "./reset-time.js";
@@ -28,6 +29,8 @@ export interface Candidate {
   byPhrase: boolean;
   // the wording says the account itself has no allowance (a plan without usage, a subscription inactive)
   account: boolean;
+  // found in another language's words (see languages.ts): where its pair stands in the sentence
+  foreign?: ForeignPair;
   // found only by a request being throttled ("rate-limited", "too many requests"): a stop when the wait is hours
   throttled?: boolean;
   // when the allowance returns, read the first time a check asks (reading it costs more than most checks): see
@@ -77,6 +80,7 @@ const OVERLOADED = new RegExp(
 
 // Each returns why a candidate is not a stop, or undefined.
 export const VETOES: Check[] = [
+  check((c) => (c.foreign ? foreignVeto(c.sentence, c.foreign) : undefined)),
   check((c) => {
     const share = /\b(\d{1,3}(?:\.\d+)?)\s?%/.exec(c.sentence);
     return share && Number(share[1]) < 100 ? `a share below 100% (${share[1]}%)` : undefined;
@@ -143,7 +147,8 @@ export const VETOES: Check[] = [
   check((c) =>
     /\b(?:context(?: window| length| limit| size)?|prompt is too long|too many (?:input )?tokens(?! per (?:day|week|month))|max(?:imum)? (?:context|tokens|output tokens)|max_tokens|conversation (?:is )?too long|auto-?compact\w*|compacting)\b/i.test(c.sentence) ||
     (/\btoken limit\b/i.test(c.sentence) && !/\b(?:daily|weekly|monthly|resets?|plan)\b|\bper (?:day|week|month)\b/i.test(c.block.text))
-      ? "a context window that is full, not an allowance"
+      ? // a request the balance can pay no token of is the balance gone, whatever it asked for
+        /\bcan only afford 0\b/i.test(c.block.text) ? undefined : "a context window that is full, not an allowance"
       : undefined,
   ),
   check((c) =>
@@ -161,20 +166,20 @@ export const VETOES: Check[] = [
   check((c) => (/\?\s*$/.test(c.sentence.trim()) || /^\s*(?:how|what|why|when|can|could|did|do|does|is|are|will|should)\b[^.!]*$/i.test(c.sentence) ? "a question" : undefined)),
   check((c) => {
     const head = clauseHead(c);
-    return /\b(?:if|when|whenever|once|unless|in case|until|would|could|might|should|what happens|how to|avoid|prevent|in order to|so that|before|possible|possibly|perhaps|maybe|probably|likely)\b/i.test(head)
+    return /\b(?:if|when|whenever|once|unless|in case|until|would|could|might|may|should|what happens|how to|avoid|prevent|in order to|so that|before|possible|possibly|perhaps|maybe|probably|likely)\b/i.test(head)
       ? "a condition or a possibility, not a notice"
       : undefined;
   }),
   check((c) => {
     const head = clauseHead(c);
-    return /\b(?:not|never|no longer|haven't|hasn't|didn't|won't|isn't|aren't|don't|doesn't|without)\s+(?:\w+\s+){0,2}$/i.test(head) ? "it says the opposite" : undefined;
+    return /\b(?:not|never|no longer|haven't|hasn't|didn't|won't|isn't|aren't|don't|doesn't|without)\s+(?:\w+\s+){0,2}$|(?:不再|不会|不會|没有|沒有)\S{0,4}\s*$/i.test(head) ? "it says the opposite" : undefined;
   }),
   check((c) => (isSourceCode(c.block) ? "source code" : undefined)),
   check((c) => (!JSON_BODY.test(c.block.text) && isQuoted(c) ? "a quotation, not a notice" : undefined)),
   check((c) =>
     [...c.block.prior, ...c.block.lines.map((line) => line.raw)].some((raw) => MARKDOWN_ITEM.test(raw)) ||
     EXPLAINED.test(c.block.message) ||
-    c.block.lines.some((line) => /^\s*(?:--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ]|\*\*[^*]+\*\*\s*[:—–-]\s)/i.test(line.raw) || SEARCH_RESULT.test(line.raw))
+    c.block.lines.some((line) => /^\s*(?:\[(?:bug|feature(?: request)?|question|enhancement)\]\s|--?[a-z][\w-]*[ ,=]|usage:|options:|commands:|examples?:|#{1,6} |\|.*\|\s*$|note:|tip:|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?(?:debug|info|warn|warning|trace)\]?[: ]|\*\*[^*]+\*\*\s*[:—–-]\s)/i.test(line.raw) || SEARCH_RESULT.test(line.raw))
       ? "documentation, help text or a log line"
       : undefined,
   ),
@@ -187,7 +192,8 @@ export const VETOES: Check[] = [
   check((c) => (OWN_BUDGET.test(c.block.text) ? "another sense of \"limit\"" : undefined)),
   check((c) => (CARRIES_ON_ANYWAY.test(c.block.text) ? "the agent carries on by itself" : undefined)),
   check((c) =>
-    !/limit/i.test(c.allowance)
+    // a limit over a day or more ("TPD rate limit, … limit: 1500000") is an allowance, whatever numbers stand by it
+    !/limit/i.test(c.allowance) || LONG_PERIOD.test(c.sentence)
       ? undefined
       : /--limit|\blimit\s*[:=]\s*\d|\blimit of \d+(?![\d,.])(?!\s*(?:[\w-]+\s+)?(?:messages|requests|credits|prompts|calls|uses|runs|completions|interactions|queries|chats)\b)|\b(?:sub-?agent|thread|worker|job|activation|device|install(?:ation)?|process|tab|window|parallel|spawn|tool[- ]call|file|folder|directory|path|url|query|batch|page|row|column|field|title|description|body|buffer|cache|log|history|snapshot|checkpoint|settings?|config(?:uration)?)s? limit\b|\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b(?:(?![.!?]\s).){0,30}\blimit\b|\blimit\b(?:(?![.!?]\s).){0,30}\b\d+(?:\.\d+)?\s?(?:[kmgt]i?b|bytes?|lines|chars|characters|words)\b|\bconcurren\w*|\bsubagents?\b|\bdimension|\bimages?\b|\bapi rate limit\b|\bresults? limit\b|\blimit (?:for|on) (?:the )?(?:number|size|length|depth|count)\b|\bwatchers\b|\b(?:file[- ]?size|size|recursion|recursive|nesting|depth|memory|heap|stack|watch(?:er)?s?|inotify|line|character|char|output|time|turn|step|iteration|retry|retries|length|upload|attachment|payload|request size|concurrency|connection)s? limit\b|\bmax(?:imum)? (?:turns|steps|iterations|retries)\b/i.test(c.sentence)
         ? "another sense of \"limit\""
@@ -221,14 +227,14 @@ const PERSON = /(?:^|[^\w'])(?:I|I'm|I've|I'd|my)(?![\w'])|(?:^|[.!?]\s+)My\b|(?
 // how fast or how often it happens, said of the limit by someone who is not the agent
 // a story of what happened, told afterwards
 const NARRATIVE = /\b\d+ (?:days?|hours?|weeks?|minutes?) later\b|\b(?:is|was|are|were) still (?:blocked|there|showing|happening)\b/i;
-const REMARK = /\bafter (?:only|just) (?:~?\d|an? |one |two |three |a few )|\bnot (?:parsed|detected|recognized|recognised|handled|caught)\b|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
+const REMARK = /\bafter (?:only|just) (?:~?\d|an? |one |two |three |a few )|\bnot (?:parsed|detected|recognized|recognised|handled|caught)\b|\b(?:crazy|insanely|ridiculously|super|really|way too|too|so|very) (?:fast|quick(?:ly)?|soon|early|often)\b|\b(?:keeps?|kept|constantly|always|repeatedly) (?:hitting|reaching|getting|showing|saying|telling)\b|\bprematurely\b|\bat times\b|\bsometimes\b|\b(?:incorrectly|wrongly|erroneously|falsely)\b|\beven though\b|\bdespite\b/i;
 // a help page explaining an error: what it indicates, its cause and its resolution
-const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s|\b(?:may|can|could|might)(?: also)? mean\b|\b\w+ means (?:that )?(?:you|no|your|there)\b|\bnothing to do with\b|\bnot a bug\b|\bexpected behaviou?r\b|\bnot an error\b|^\W*(?:hi|hello|hey)\b[,!]\s+\w/i;
+const EXPLAINED = /\bthis (?:indicates|means|happens|occurs|error (?:means|occurs|indicates|appears))\b|\b(?:it|this|that) (?:just |simply |only )?means\b|\bthis (?:pr|pull request|commit|change|release) (?:hides|adds|removes|changes|fixes|makes|updates)\b|(?:^|\s)(?:resolution|solution|cause|symptoms?|workaround|explanation):\s|\b(?:may|can|could|might)(?: also)? mean\b|\b\w+ means (?:that )?(?:you|no|your|there)\b|\bnothing to do with\b|\bnot a bug\b|\bexpected behaviou?r\b|\bnot an error\b|^\W*(?:hi|hello|hey)\b[,!]\s+\w/i;
 // a Markdown list item with a bold label, or a quoted line in bold: a document about the wording
 const MARKDOWN_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\*\*[^*]+\*\*|^\s*>\s*\*\*.+\*\*\s*$/;
 // a budget or limit of the agent's own work, not of the account: per turn or step, for a workflow, a question, a
 // container, a count in parentheses after it ("limit reached (5)")
-const OWN_BUDGET = /\b(?:goal|turn|task|step|workflow|question|loop|iteration|thinking|reasoning|search|exploration|research|planning|tool[- ]?call|retry|time) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d|\bper (?:turn|step|task|run|iteration|loop|tool call)\b|\b(?:container|instance|sandbox|vm|pod|deployment|workspace|worktree|environment)s? limit\b|\blimit (?:reached|exceeded|hit)\s*\(\d+(?:\s*\/\s*\d+)?\)|\b\w+=\d+,\s*\w+=\d+/i;
+const OWN_BUDGET = /\b(?:disk|storage|file ?system|inode)s? quota\b|\berrno\b|\b(?:goal|turn|task|step|workflow|question|loop|iteration|thinking|reasoning|search|exploration|research|planning|tool[- ]?call|retry|time) budget\b|\bimage (?:generation|quota)\b|\blimit\s*=\s*\d|\bper (?:turn|step|task|run|iteration|loop|tool call)\b|\b(?:container|instance|sandbox|vm|pod|deployment|workspace|worktree|environment)s? limit\b|\blimit (?:reached|exceeded|hit)\s*\(\d+(?:\s*\/\s*\d+)?\)|\b\w+=\d+,\s*\w+=\d+/i;
 // the agent says it goes on with what it has
 const CARRIES_ON_ANYWAY = /\b(?:proceeding|continuing|carrying on) (?:with|without|anyway)\b|\byou can (?:still )?continue (?:using|with|to use)\b/i;
 // a search result as grep and its kind print one: path:line: then the line found

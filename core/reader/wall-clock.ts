@@ -124,6 +124,11 @@ function zoneFormatOrNone(timeZone: string): Intl.DateTimeFormat | undefined {
   return format;
 }
 
+// An IANA zone name the runtime knows ("Asia/Shanghai"), as a manifest's or an entry's time_zone must be.
+export function isTimeZone(name: string): boolean {
+  return /^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$|^UTC$/.test(name) && isValidZone(name);
+}
+
 function isValidZone(zone: string): boolean {
   return zoneFormatOrNone(zone) !== undefined;
 }

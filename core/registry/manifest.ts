@@ -7,6 +7,7 @@ import { parseJson } from "../base/json.js";
 import { VERSION } from "../base/version.js";
 import { keyNames, parseKeyStep } from "../host/keys.js";
 import { compilePhrase } from "../reader/phrases.js";
+import { isTimeZone } from "../reader/wall-clock.js";
 import { checkLinePattern, compileProblem, LINE_PATTERN_ALLOWED } from "./patterns.js";
 import { describePointer, formatIssues, validateDocument, type Issue } from "../base/schema.js";
 import type { Manifest, ManifestRecord, ManifestSource } from "./types.js";
@@ -80,6 +81,9 @@ async function checkManifest(data: unknown, file: string, source: ManifestSource
   regex("/version/pattern", manifest.version.pattern, plain);
   if (manifest.prompt?.ready) regex("/prompt/ready", manifest.prompt.ready, plain);
   manifest.limit_phrases?.forEach((phrase, i) => regex(`/limit_phrases/${i}`, phrase, compilePhrase));
+  if (manifest.time_zone !== undefined && !isTimeZone(manifest.time_zone)) {
+    issues.push({ pointer: "/time_zone", message: "is not a time zone this system knows", value: manifest.time_zone, allowed: 'an IANA time zone name, such as "Asia/Shanghai" or "Europe/Berlin"', hint: describePointer("manifest", "/time_zone") });
+  }
   const lineFields = [
     ["chrome", manifest.chrome],
     ["busy", manifest.busy],

@@ -33,6 +33,10 @@ export interface Manifest {
   permission_env?: string[];
   exit?: ExitSteps;
   limit_phrases?: string[];
+  // the IANA zone the agent's messages print times in (a vendor that prints its own country's time)
+  time_zone?: string;
+  // how the agent draws its own notices: a limit line drawn otherwise is its assistant's prose
+  notice_style?: { colors?: (number | string)[]; bold?: boolean; inverse?: boolean };
   // regular expressions matched against one line: the agent's own interface, and its sign of working
   chrome?: string[];
   busy?: string[];

@@ -16,11 +16,15 @@ export interface DetectionFacts {
 
 export function journalDetection(journal: Journal, facts: DetectionFacts, event: Exclude<DetectorEvent, { type: "stop" }>, drawn: DrawnAround): void {
   const { entry, candidate } = facts;
-  if (event.type === "candidate") {
+  if (event.type === "candidate" || event.type === "refused") {
     const { stop, score, kind, reset_at, reasons } = event.verdict;
-    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    // the zone a time printed without one was read in: the agent's (its time_zone), else the user's
+    const zone = event.verdict.facts?.time_zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
     const { quietSeconds, dismissSeconds } = facts.settings;
-    journal.write("candidate", { entry, candidate, text: event.text, stop, score, kind, reset_at, reasons, quiet_seconds: quietSeconds, dismiss_seconds: dismissSeconds, zone, lines_before: drawn.before, lines: drawn.lines });
+    const used = event.verdict.facts ? { facts: event.verdict.facts } : {};
+    journal.write("candidate", { entry, candidate, text: event.text, stop, score, kind, reset_at, reasons, ...used, quiet_seconds: quietSeconds, dismiss_seconds: dismissSeconds, zone, lines_before: drawn.before, lines: drawn.lines });
+    // refused for who spoke: its outcome at once, with the reason
+    if (event.type === "refused") journal.write("ignored", { entry, text: event.text, score, why: "who spoke", reasons: reasons.map((reason) => facts.redact(reason)), candidate, lines_after: [] });
     return;
   }
   const outcome = { candidate, lines_after: drawn.after };

@@ -52,7 +52,7 @@ export interface CandidateReading {
 
 export type CandidateOutcome =
   | { type: "stopped"; at: string; after: string | undefined; restsUntil: string | undefined; movedOn: boolean }
-  | { type: "dismissed"; at: string; readWhole: string[] | undefined }
+  | { type: "dismissed"; at: string; readWhole: string[] | undefined; whoSpoke?: string[] }
   | { type: "left"; at: string };
 
 // The runs of a session with what the reader saw in each, in order.
@@ -73,7 +73,10 @@ export function readReadings(session: Session): RunReading[] {
     if (seen === "stopped") {
       candidate.resetAt ??= typeof event.reset_at === "string" ? event.reset_at : null;
       candidate.outcome = { type: "stopped", at: event.at, after: text(event.after), restsUntil: undefined, movedOn: false };
-    } else if (seen === "dismissed") candidate.outcome = { type: seen, at: event.at, readWhole: event.why === "read whole" && Array.isArray(event.reasons) ? strings(event.reasons) : undefined };
+    } else if (seen === "dismissed") {
+      const reasons = Array.isArray(event.reasons) ? strings(event.reasons) : undefined;
+      candidate.outcome = { type: seen, at: event.at, readWhole: event.why === "read whole" ? reasons : undefined, ...(event.why === "who spoke" && reasons ? { whoSpoke: reasons } : {}) };
+    }
     else candidate.outcome = { type: seen, at: event.at };
     return candidate;
   };

@@ -80,7 +80,10 @@ export class RunEngine {
     private readonly gate: ((visible: readonly string[]) => Gate | undefined) | undefined,
   ) {
     this.entry = launch.report.entry;
-    this.reading = { phrases: (launch.manifest.limit_phrases ?? []).map(compilePhrase), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
+    // a reset printed without a zone is read in the zone the agent's vendor prints in (the entry's, else its
+    // manifest's), else the user's
+    const timeZone = options.chosen.entry.timeZone ?? launch.manifest.time_zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+    this.reading = { phrases: (launch.manifest.limit_phrases ?? []).map(compilePhrase), timeZone };
     this.facts = { failover: options.failover, why: options.why };
     this.machine = new RunMachine(options.prompt ? "receiving" : "working", (move) => this.told(move));
     const entry = options.chosen.entry;
@@ -101,7 +104,7 @@ export class RunEngine {
 
   // Starts the agent and follows it to its end: the run's report and its part of the conversation.
   async start(): Promise<EntryRunEnd> {
-    this.run = startRun(hostOptions(this.settings, this.options, this.launch, this.hooks, this.classify, this.callbacks()));
+    this.run = startRun(hostOptions(this.settings, this.options, this.launch, this.hooks, this.classify, this.callbacks(), this.hooks.hasTranscript ? this.recordOf : undefined));
     this.own();
     let ended: RunResult;
     try {
@@ -195,7 +198,9 @@ export class RunEngine {
   // Every candidate is journaled as it is seen, with the lines around it; its outcome likewise; then the machine hears it.
   private onDetection(event: DetectorEvent, drawn: DrawnAround): void {
     if (event.type === "stop") return this.onStop(event, { score: event.verdict.score, candidate: this.candidates, lines_after: drawn.after });
-    if (event.type === "candidate") this.candidates++;
+    if (event.type === "candidate" || event.type === "refused") this.candidates++;
+    // a stop by its words that who spoke refused: journaled with its facts, and the agent goes on untouched
+    if (event.type === "refused") return journalDetection(this.options.journal, { entry: this.entry, candidate: this.candidates, settings: this.settings, redact: this.options.redact }, event, drawn);
     journalDetection(this.options.journal, { entry: this.entry, candidate: this.candidates, settings: this.settings, redact: this.options.redact }, event, drawn);
     if (event.type !== "left") this.drawn.save();
     if (event.type === "dismissed") {
@@ -334,6 +339,21 @@ export class RunEngine {
   // The reader for this run: the general reader with the provider's wording (compiled once), models and classifier.
   private readonly classify = (text: string): Verdict =>
     classifyText(text, { now: new Date(), timeZone: this.reading.timeZone, locale: this.launch.locale, phrases: this.reading.phrases, models: this.options.models, provider: this.hooks.classify });
+
+  // The turn of the agent's own records a line it drew stands in: its assistant's answer or a tool's output, in the
+  // turn under way (a limit the agent itself reports is kept out of its records' turns by its adapter). Read when a
+  // stop is seen, only.
+  private readonly recordOf = (line: string): "agent" | "tool" | undefined => {
+    const words = squeezed(line);
+    if (words.length < 12) return undefined;
+    const { hooks, launch, options } = this;
+    const transcript = hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt });
+    // the turn under way: what the agent wrote since the user's last words (an earlier answer that quoted the same
+    // message says nothing of a notice drawn now)
+    const turns = transcript?.turns ?? [];
+    const turn = turns.slice(turns.findLastIndex((candidate) => candidate.role === "user") + 1).find((candidate) => squeezed(candidate.text).includes(words));
+    return turn ? (turn.role === "tool" ? "tool" : "agent") : undefined;
+  };
 
   // A quota reading: the entry's latest kept in the data dir, a change in the journal.
   private keepReading(reading: NativeQuota): void {
@@ -477,4 +497,9 @@ function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (te
   const said = failure.signIn ? "its screen says" : "its screen ends";
   const shown = line ? `; ${said} "${escapeControls(redact(line)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
   return `${failure.reason}${shown}`;
+}
+
+// a text's words only, for finding a drawn line in the agent's records: its glyphs, marks and spacing left out
+function squeezed(text: string): string {
+  return text.replace(/[^\p{L}\p{N}]+/gu, " ").trim().toLowerCase();
 }

@@ -20,7 +20,7 @@ export interface HostCallbacks {
   onDetection: (event: DetectorEvent, drawn: DrawnAround) => void;
 }
 
-export function hostOptions(settings: RunSettings, options: EntryRunOptions, launch: Launch, hooks: ProviderHooks, classify: (text: string) => Verdict, callbacks: HostCallbacks): HostOptions {
+export function hostOptions(settings: RunSettings, options: EntryRunOptions, launch: Launch, hooks: ProviderHooks, classify: (text: string) => Verdict, callbacks: HostCallbacks, record?: (line: string) => "agent" | "tool" | undefined): HostOptions {
   const prompt = options.prompt;
   return {
     file: launch.file,
@@ -36,7 +36,7 @@ export function hostOptions(settings: RunSettings, options: EntryRunOptions, lau
     ...options.terminal,
     ...(prompt ? { firstPrompt: prompt } : {}),
     ...(prompt && launch.promptMode === "typed" ? { typedPrompt: { text: prompt, ready: (screen: readonly string[]) => hooks.ready(screen) === true } } : {}),
-    detect: { quietSeconds: settings.quietSeconds, dismissSeconds: settings.dismissSeconds, classify, busy: hooks.busy },
+    detect: { quietSeconds: settings.quietSeconds, dismissSeconds: settings.dismissSeconds, classify, busy: hooks.busy, ...(launch.manifest.notice_style ? { notice: launch.manifest.notice_style } : {}), ...(record ? { record } : {}) },
     redactLines: options.redactLines,
     ...callbacks,
     describe: describeRun(settings, options, launch),
