@@ -20,6 +20,10 @@ export interface Manifest {
   // the npm package the CLI ships in: its package.json gives the version when the executable is one of its bins
   npm_package?: string;
   version: { args: string[]; pattern: string; timeout_seconds?: number };
+  // how its flags and wording were checked: against the real CLI ("binary") or from documentation only
+  verified?: "binary" | "documentation";
+  // "manual": a session never moves by itself from one entry of this provider to another (the vendor's terms)
+  account_switch?: "manual";
   args?: string[];
   prompt?: { mode: PromptMode; flag?: string; ready?: string };
   levels?: Partial<Record<Level, LevelFlags>>;
