@@ -23,6 +23,7 @@ const LIVE = {
   "native-low": "moving-on await-boundary",
   "rest-elsewhere": "moving-on await-boundary",
   "home-due": "moving-on await-boundary",
+  "paid-spend": "moving-on await-boundary",
   exit: "ended none",
   "failing-exit": "ended none",
   signal: "stopping stop",
@@ -75,7 +76,7 @@ describe("the run's transitions", () => {
 
   it("lists every state and event once", () => {
     expect(new Set(RUN_STATES).size).toBe(11);
-    expect(new Set(RUN_EVENTS).size).toBe(23);
+    expect(new Set(RUN_EVENTS).size).toBe(24);
   });
 });
 

@@ -18,6 +18,8 @@ import { GateWatch } from "./gate-watch.js";
 import { onlyResting } from "./eligibility.js";
 import { limitEvent, nativeSwitch, storedWindows, withNative, type FailoverFacts } from "./limit-events.js";
 import { NativeWaitPolicy } from "./native-wait.js";
+import { PaidUsagePolicy, spendingLimit } from "./paid-usage.js";
+import { paidSpending } from "../reader/paid-offer.js";
 import { QuotaPolicy } from "./quota-policy.js";
 import { QuotaWatch } from "./quota-watch.js";
 import { recordQuota } from "./quota-store.js";
@@ -49,6 +51,9 @@ export class RunEngine {
   private readonly entry: string;
   private readonly facts: FailoverFacts;
   private readonly nativeWait: NativeWaitPolicy;
+  private readonly paid: PaidUsagePolicy;
+  // the agent's own words that it spends paid credits, once seen
+  private spending: string | undefined;
   private readonly switcher: SwitchPolicy;
   private readonly quota: QuotaPolicy;
   private readonly drawn: DrawnFile;
@@ -85,6 +90,10 @@ export class RunEngine {
     this.machine = new RunMachine(options.prompt ? "receiving" : "working", (move) => this.told(move));
     const entry = options.chosen.entry;
     this.nativeWait = new NativeWaitPolicy(launch.manifest, entry.nativeWait);
+    this.paid = new PaidUsagePolicy(
+      { policy: settings.paidUsage, unattended: settings.unattended, dismissSeconds: settings.dismissSeconds },
+      (question, timeoutMs) => this.run.ask(question, timeoutMs),
+    );
     this.switcher = new SwitchPolicy(launch.manifest, entry.switchModels === true, launch.restingModels, launch.model);
     this.quota = new QuotaPolicy({
       read: () => (hooks.hasQuota && this.machine.state !== "ended" ? hooks.quota(launch.quotaQuery) : undefined),
@@ -177,11 +186,24 @@ export class RunEngine {
   private onDrawn(lines: readonly string[]): void {
     this.drawn.soon();
     this.feed("drawn");
+    this.spends(lines);
     const line = TRANSITIONS[this.machine.state]["own-switch"] ? this.nativeWait.ownSwitch(lines) : undefined;
     if (!line) return;
     const allowed = this.nativeWait.choice === "allow";
     this.pending = { limit: { ...nativeSwitch(line, this.settings.cooldownMinutes, this.facts), offer: { kind: "switch", choice: this.nativeWait.choice } }, more: {} };
     this.feed("own-switch", { switchModel: false, agentWaits: allowed, failover: this.facts.failover });
+  }
+
+  // The agent's own words that it spends paid credits: the title and the journal say so, once; where the user's
+  // paid_usage does not let it spend (and another entry can take over), the session moves on at the next turn boundary.
+  private spends(lines: readonly string[]): void {
+    const line = this.spending ? undefined : paidSpending(lines);
+    if (!line) return;
+    this.spending = line;
+    const allowed = this.settings.paidUsage === "allow" || this.launch.report.limit?.paid?.taken === true;
+    this.options.journal.write("paid-spending", { entry: this.entry, text: this.options.redact(line), paid_usage: this.settings.paidUsage, allowed });
+    if (!allowed && this.options.failover) this.propose("paid-spend", spendingLimit(line, this.settings.cooldownMinutes, this.settings.paidUsage));
+    this.run.note("spending paid credits");
   }
 
   private onUserTurn(text: string): void {
@@ -215,8 +237,19 @@ export class RunEngine {
     const limit = native ? withNative(printed, native, this.settings.cooldownMinutes) : printed;
     // a limit of one model: another model of the same agent first, when the entry asks for it
     const from = event.after !== "failing exit" && !this.launch.report.limit ? this.switcher.proposal(limit) : undefined;
-    this.pending = { limit: this.nativeWait.offered(limit, offer), more, from };
-    this.feed("limit", { ...proposalsOf(this.pending.limit), switchModel: from !== undefined });
+    const offered = this.nativeWait.offered(limit, offer);
+    // an offer of paid usage goes the user's paid_usage road first (asking the user may take a while)
+    const paid = event.after === "failing exit" ? undefined : this.paid.offerAt(offered, this.run.screen.visible());
+    if (!paid) return this.decide(offered, more, from);
+    const next = this.options.rows.find((row) => row.eligible && row.entry.key !== this.entry)?.entry.key;
+    void this.paid.road(offered, paid, { entry: this.entry, next: this.options.failover ? next : undefined }).then((road) => this.decide(road, more, road.paid?.taken ? undefined : from));
+  }
+
+  // The machine hears the limit, with what each policy proposes for it.
+  private decide(limit: LimitEvent, more: Record<string, unknown>, from: { model: string; to: string } | undefined): void {
+    if (!TRANSITIONS[this.machine.state].limit) return;
+    this.pending = { limit, more, from };
+    this.feed("limit", { ...proposalsOf(limit), switchModel: from !== undefined });
   }
 
   // --- internal: moves out ---
@@ -285,8 +318,8 @@ export class RunEngine {
     }
     this.options.journal.write("limit", limitLine(this.entry, limit, more));
     this.drawn.save();
-    // the rest another session wrote is in the table already
-    if (limit.reason === "shared-rest") limit.rested = true;
+    // the rest another session wrote is in the table already; an agent left to spend paid usage rests not at all
+    if (limit.reason === "shared-rest" || limit.paid?.taken) limit.rested = limit.reason === "shared-rest";
     else {
       this.cooldownWritten = this.rest(this.entry, { until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
         limit.rested = write.written;
@@ -466,6 +499,7 @@ function limitLine(entry: string, limit: LimitEvent, more: Record<string, unknow
     after: limit.after,
     ...(limit.window ? { window: limit.window.name, percent_left: limit.window.percentLeft, threshold: limit.window.threshold } : {}),
     ...(limit.offer ? { offer: limit.offer.kind, native_wait: limit.offer.choice, action: limit.action } : {}),
+    ...(limit.paid ? { paid_offer: true, offered: limit.paid.offer, paid_usage: limit.paid.policy, ...(limit.paid.answer ? { answer: limit.paid.answer } : {}), action: limit.action } : {}),
     ...more,
   };
 }

@@ -42,6 +42,8 @@ export type RunEventType =
   | "native-low"
   | "rest-elsewhere"
   | "home-due"
+  // the agent's own words say it spends paid credits, which the user's paid_usage does not let it
+  | "paid-spend"
   | "turn-boundary"
   // the receiver: it took the conversation, or did not in time; its screen asks to sign in, or asks a question
   | "took"
@@ -60,7 +62,7 @@ export type RunEventType =
 
 export const RUN_EVENTS: readonly RunEventType[] = [
   "drawn", "keys", "candidate", "dismissed", "left", "limit", "native-limit", "own-switch", "switch-took", "switch-failed",
-  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
+  "native-low", "rest-elsewhere", "home-due", "paid-spend", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
 ];
 export const RUN_STATES: readonly RunState[] = [
   "receiving", "asking", "signing-in", "working", "limit-seen", "switching", "agent-waits", "moving-on", "kept-running", "stopping", "ended",
@@ -142,6 +144,7 @@ const WATCHED: Partial<Record<RunEventType, Rule>> = {
   "native-low": go("moving-on", "await-boundary", "a window is nearly spent"),
   "rest-elsewhere": go("moving-on", "await-boundary", "another session rested it"),
   "home-due": go("moving-on", "await-boundary", "an entry higher in the list is back"),
+  "paid-spend": go("moving-on", "await-boundary", "it spends paid credits the user did not allow"),
 };
 
 // Before the receiver took the conversation: its signs are looked for, the user's keys give it its time again.

@@ -238,7 +238,7 @@ class SessionLoop {
     const prompt = step.handoff && !native ? this.handoff(chosen) : undefined;
     // the run whose limit this one takes over from, if any
     const previous = this.runs.findLast((run) => run.limit?.action === "failover");
-    const { report, part } = await runEntry(runSettings(context), {
+    const { report, part } = await runEntry(runSettings(context, this.waitOn), {
       chosen,
       agentArgs: native ?? (step.first ? options.agentArgs : []),
       prompt: prompt?.prompt,
@@ -364,7 +364,7 @@ interface StepFacts {
 }
 
 // The few config values and places a run reads.
-function runSettings(context: Context): RunSettings {
+function runSettings(context: Context, unattended: boolean): RunSettings {
   const config = context.config;
   return {
     cwd: context.cwd,
@@ -378,6 +378,8 @@ function runSettings(context: Context): RunSettings {
     returnHome: config.returnHome,
     commandKey: config.commandKey,
     scrollback: config.scrollback,
+    paidUsage: config.paidUsage,
+    unattended,
   };
 }
 
