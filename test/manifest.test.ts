@@ -120,7 +120,7 @@ const cases: [string, string][] = [
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"verified\", \"account_switch\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"native_wait\", \"sign_in\", \"asks\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"verified\", \"account_switch\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"chrome\", \"busy\", \"native_wait\", \"wrap_up\", \"sign_in\", \"asks\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",

@@ -45,6 +45,7 @@ const EXPECTED: Record<RunState, Partial<Record<RunEventType, string>>> = {
     limit: "stopping fail-over",
     exit: "ended none",
     "failing-exit": "ended take-back",
+    "wait-ended": "stopping take-back-stop",
     signal: "stopping stop",
   },
   "moving-on": {
@@ -76,7 +77,7 @@ describe("the run's transitions", () => {
 
   it("lists every state and event once", () => {
     expect(new Set(RUN_STATES).size).toBe(11);
-    expect(new Set(RUN_EVENTS).size).toBe(24);
+    expect(new Set(RUN_EVENTS).size).toBe(25);
   });
 });
 

@@ -12,6 +12,7 @@ const OFFER = new RegExp(
     String.raw`\bextra usage\b`,
     String.raw`\b(?:use|using|redeem|redeeming)\b(?:(?![.!?]\s).){0,20}?\b(?:limit|usage) resets?\b`,
     String.raw`\breset your [\w-]+ limit now\b`,
+    String.raw`\bavailable (?:usage )?limit resets?\b`,
     String.raw`\bredeem\b(?:(?![.!?]\s).){0,30}?\breset\b`,
     String.raw`\b(?:continue|keep (?:going|using|working)|go on)\b(?:(?![.!?]\s).){0,30}?\b(?:usage|paid|ai) credits\b`,
   ].join("|"),

@@ -57,7 +57,9 @@ export interface Manifest {
   models?: { names?: string[]; flag?: string; switch_keys?: string[]; switch_to?: string[]; retries?: boolean };
   // what the agent does at a limit by itself (the lines it shows while it waits for its reset, or after it switched
   // its own model), and what uuldana does then by default
-  native_wait?: { waits?: string[]; switches?: string[]; default: "failover" | "allow" };
+  native_wait?: { waits?: string[]; ends?: string[]; switches?: string[]; default: "failover" | "allow" };
+  // lines that say the agent was told to wrap up because its window is nearly spent: a warning, not a stop
+  wrap_up?: string[];
   quota?: { source: string; settings_flag?: string };
   adapter?: string;
 }

@@ -16,7 +16,7 @@ import { journalDetection } from "./detection-lines.js";
 import { DrawnFile } from "./drawn-file.js";
 import { GateWatch } from "./gate-watch.js";
 import { onlyResting } from "./eligibility.js";
-import { limitEvent, nativeSwitch, storedWindows, withNative, type FailoverFacts } from "./limit-events.js";
+import { limitEvent, nativeSwitch, storedWindows, withNative, wrapUpRotation, type FailoverFacts } from "./limit-events.js";
 import { NativeWaitPolicy } from "./native-wait.js";
 import { PaidUsagePolicy, spendingLimit } from "./paid-usage.js";
 import { paidSpending } from "../reader/paid-offer.js";
@@ -68,8 +68,9 @@ export class RunEngine {
   private stopping: Promise<unknown> | undefined;
   private cooldownWritten: Promise<unknown> | undefined;
   private lastJournaled = "";
-  // the agent stopped for good while its limit was left to its own wait
+  // the agent stopped for good while its limit was left to its own wait (its own line saying so, when it said it)
   private takenBack = false;
+  private waitEnded: string | undefined;
   private startedAt = new Date();
   // a receiver that seemed to take the conversation, then asked to sign in
   private tookBack = false;
@@ -187,6 +188,7 @@ export class RunEngine {
     this.drawn.soon();
     this.feed("drawn");
     this.spends(lines);
+    this.ownAutomation(lines);
     const line = TRANSITIONS[this.machine.state]["own-switch"] ? this.nativeWait.ownSwitch(lines) : undefined;
     if (!line) return;
     const allowed = this.nativeWait.choice === "allow";
@@ -204,6 +206,24 @@ export class RunEngine {
     this.options.journal.write("paid-spending", { entry: this.entry, text: this.options.redact(line), paid_usage: this.settings.paidUsage, allowed });
     if (!allowed && this.options.failover) this.propose("paid-spend", spendingLimit(line, this.settings.cooldownMinutes, this.settings.paidUsage));
     this.run.note("spending paid credits");
+  }
+
+  // The agent's own automation around its limit: its wait for the reset ended without it going on (the limit left to
+  // that wait is taken back: the agent is stopped and the session moves on), or it was told to wrap up near its limit
+  // (a warning: journaled, and with rotate_at_percent_left set, the session moves on at the next turn boundary).
+  private ownAutomation(lines: readonly string[]): void {
+    const ended = TRANSITIONS[this.machine.state]["wait-ended"] ? this.nativeWait.waitEnded(lines) : undefined;
+    if (ended) {
+      this.waitEnded = ended;
+      this.options.journal.write("native-wait-ended", { entry: this.entry, text: this.options.redact(ended) });
+      this.feed("wait-ended");
+    }
+    const wrapUp = this.nativeWait.wrapUp(lines);
+    if (!wrapUp) return;
+    const threshold = this.options.chosen.entry.rotateAtPercentLeft ?? this.settings.rotateAtPercentLeft;
+    const rotates = threshold !== undefined && this.options.failover;
+    this.options.journal.write("wrap-up", { entry: this.entry, text: this.options.redact(wrapUp), rotates });
+    if (rotates) this.propose("native-low", wrapUpRotation(wrapUp, threshold, this.settings.cooldownMinutes));
   }
 
   private onUserTurn(text: string): void {
@@ -287,6 +307,10 @@ export class RunEngine {
         return;
       case "take-back":
         this.takenBack = true;
+        return;
+      case "take-back-stop":
+        this.takenBack = true;
+        this.stopping ??= this.run.stop();
         return;
       case "note":
       case "none":
@@ -465,7 +489,8 @@ export class RunEngine {
     // a limit left to the agent's own wait: the agent exiting with a failing status meanwhile has stopped for good
     if (this.takenBack && report.limit?.action === "left to the agent" && !this.options.stopped.aborted && this.options.failover) {
       report.limit.action = "failover";
-      this.options.journal.write("limit-taken-back", { entry: this.entry, why: ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}` });
+      const exited = ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}`;
+      this.options.journal.write("limit-taken-back", { entry: this.entry, why: this.waitEnded ? `its own wait ended: ${this.options.redact(this.waitEnded)}` : exited });
     }
     return finishRun(ended, {
       launch: this.launch,

@@ -44,6 +44,8 @@ export type RunEventType =
   | "home-due"
   // the agent's own words say it spends paid credits, which the user's paid_usage does not let it
   | "paid-spend"
+  // the agent's own wait for its reset is over without it going on (turned off, stopped after repeated limits)
+  | "wait-ended"
   | "turn-boundary"
   // the receiver: it took the conversation, or did not in time; its screen asks to sign in, or asks a question
   | "took"
@@ -62,7 +64,7 @@ export type RunEventType =
 
 export const RUN_EVENTS: readonly RunEventType[] = [
   "drawn", "keys", "candidate", "dismissed", "left", "limit", "native-limit", "own-switch", "switch-took", "switch-failed",
-  "native-low", "rest-elsewhere", "home-due", "paid-spend", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
+  "native-low", "rest-elsewhere", "home-due", "paid-spend", "wait-ended", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
 ];
 export const RUN_STATES: readonly RunState[] = [
   "receiving", "asking", "signing-in", "working", "limit-seen", "switching", "agent-waits", "moving-on", "kept-running", "stopping", "ended",
@@ -92,7 +94,8 @@ export type Effect =
   // stop the agent without resting its entry (a receiver that did not take over, one that asks to sign in, a signal)
   | "stop"
   // the agent stopped for good while its limit was left to its own wait: the session moves on after all
-  | "take-back";
+  | "take-back"
+  | "take-back-stop";
 
 export interface Move {
   event: RunEventType;
@@ -190,6 +193,7 @@ export const TRANSITIONS: Record<RunState, Partial<Record<RunEventType, Rule>>> 
     limit: go("stopping", "arbitrate", "a new limit while it waits"),
     ...ALWAYS,
     "failing-exit": go("ended", "take-back", "it stopped for good while it waited"),
+    "wait-ended": go("stopping", "take-back-stop", "its own wait ended without it going on"),
     signal: go("stopping", "stop", "uuldana was told to stop while the agent waits"),
   },
   "moving-on": {
