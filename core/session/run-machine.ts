@@ -95,6 +95,7 @@ export type Effect =
   | "stop"
   // the agent stopped for good while its limit was left to its own wait: the session moves on after all
   | "take-back"
+  // the agent said its own wait for the reset is over without it going on: it is stopped and the session moves on
   | "take-back-stop";
 
 export interface Move {
