@@ -190,6 +190,33 @@ describe("providers list", () => {
     expect(byEntry.get("codex")!.verified).toBe("binary");
   });
 
+  it("with --all shows how each built-in manifest was checked in its VERIFIED column", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--all"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        "#   ENTRY         PROVIDER      SOURCE    VERIFIED       VERSION  SIGNED IN  LEVEL      PROMPT  RESTING UNTIL  STATUS",
+        "1   alpha         alpha         drop-in   documentation  1.2.3    ?          ask        argv    -              ready",
+        "2   aider         aider         built-in  documentation  -        ?          read-only  typed   -              not installed: no aider on PATH",
+        '3   antigravity   antigravity   built-in  documentation  -        ?          -          none    -              not installed: no agy on PATH; refused: cannot run within the ceiling "ask" (its manifest names no level it enforces)',
+        '4   beta          beta          drop-in   documentation  -        ?          ask        argv    -              version probe timed out: "beta --version" gave no answer within 0.5 s',
+        "5   claude-code   claude-code   built-in  binary         -        no         ask        argv    -              not installed: no claude on PATH",
+        "6   codex         codex         built-in  binary         -        no         ask        argv    -              not installed: no codex on PATH",
+        "7   copilot       copilot       built-in  binary         -        ?          ask        flag    -              not installed: no copilot on PATH",
+        "8   cursor-agent  cursor-agent  built-in  documentation  -        ?          read-only  argv    -              not installed: no cursor-agent or agent on PATH",
+        "9   delta         delta         drop-in   documentation  4.5.6    ?          ask        none    -              ready",
+        `10  gamma         gamma         drop-in   documentation  -        ?          ask        argv    -              not installed: ${join(sandbox.path, "gamma")} is not executable`,
+        "11  gemini        gemini        built-in  binary         -        no         ask        flag    -              not installed: no gemini on PATH",
+        "12  opencode      opencode      built-in  binary         -        ?          ask        flag    -              not installed: no opencode on PATH",
+        "13  qwen          qwen          built-in  binary         -        no         ask        flag    -              not installed: no qwen on PATH",
+        "",
+        "Ceiling ask: a new session starts alpha at ask.",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("skips resting entries with the time they return, and forgets cooldowns that have expired", async () => {
     sandbox.write("config/config.json", { providers: ["alpha", "delta"], auto_detect: false });
     sandbox.write("data/cooldowns.json", {
