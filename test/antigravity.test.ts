@@ -20,7 +20,7 @@ beforeEach(() => {
   sandbox = makeSandbox();
   installAgents(sandbox);
   linkAgent(sandbox, "agy", "quota-agent.mjs");
-  const builtIn = JSON.parse(readFileSync(join(root, "manifests", "agy.json"), "utf8")) as Record<string, unknown>;
+  const builtIn = JSON.parse(readFileSync(join(root, "manifests", "antigravity.json"), "utf8")) as Record<string, unknown>;
   delete builtIn.$schema;
   sandbox.write("config/providers/antigravity.json", { ...builtIn, prompt: { mode: "argv" }, levels: { ask: { args: ["--ask"] } }, exit: EXIT });
 });
