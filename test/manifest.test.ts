@@ -154,7 +154,7 @@ describe("providers validate", () => {
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const ids = run.stdout.trim().split("\n").map((line) => /\((.+)\)$/.exec(line)?.[1]);
-    expect(ids).toEqual(["antigravity", "aider", "claude-code", "codex", "copilot", "cursor-agent", "gemini", "opencode", "qwen"]);
+    expect(ids).toEqual(["aider", "antigravity", "claude-code", "codex", "copilot", "cursor-agent", "gemini", "opencode", "qwen"]);
   });
 
   it("validates a folder and reports every invalid file while naming the valid ones", async () => {
