@@ -200,6 +200,16 @@ describe("project config", () => {
     ]);
   });
 
+  it("never lets a project decide that an agent may spend money: paid_usage is the user's alone, never by default", async () => {
+    sandbox.write("config/config.json", { providers: ["codex"] });
+    const file = sandbox.write("project/.uuldanarc", { paid_usage: "allow" });
+    const config = await load();
+    expect(config.paidUsage).toBe("never");
+    expect(config.notes).toEqual([`${file}: "paid_usage" can only be set in your own config.json; ignored`]);
+    sandbox.write("config/config.json", { providers: ["codex"], paid_usage: "ask" });
+    expect((await load()).paidUsage).toBe("ask");
+  });
+
   it("ignores, with a note, what a long job's keys would make a cloned repository decide", async () => {
     sandbox.write("config/config.json", { providers: ["codex"] });
     const file = sandbox.write("project/.uuldanarc", { wait: true, wait_max_hours: 700, return_home: true, receiver_seconds: 1, notify: false });

@@ -49,6 +49,24 @@ describe("uuldana explain", () => {
     expect(await kind("You're out of credits. Add credits to continue.")).toBe("credits");
   });
 
+  it("marks a stop whose text offers paid usage paid_offer: true (kind keeps its values); other verdicts carry no such field", async () => {
+    const offer = "You've hit your weekly limit · resets Oct 9, 10am (America/New_York)\nRun /usage-credits to raise it and keep using Claude";
+    const offered = JSON.parse((await sandbox.run(["explain", NOW, "--json", offer], { env })).stdout);
+    expect(offered).toMatchObject({ stop: true, kind: "weekly", paid_offer: true });
+    const reset = JSON.parse((await sandbox.run(["explain", NOW, "--json", "You've hit your 5-hour limit · resets 3am (UTC)\n❯ 1. Use an available limit reset and keep working"], { env })).stdout);
+    expect(reset).toMatchObject({ stop: true, paid_offer: true });
+    const plain = JSON.parse((await sandbox.run(["explain", NOW, "--json", "You've hit your weekly limit · resets Oct 9, 10am (America/New_York)"], { env })).stdout);
+    expect(plain).not.toHaveProperty("paid_offer");
+    // the administrator is the one asked: nothing the user could take from the agent
+    const admin = JSON.parse((await sandbox.run(["explain", NOW, "--json", "⚠ Individual quota reached. Contact your administrator to enable overages. Resets in 167h54m10s"], { env })).stdout);
+    expect(admin.stop).toBe(true);
+    expect(admin).not.toHaveProperty("paid_offer");
+    const lines = (await sandbox.run(["explain", NOW, "--jsonl"], { env, stdin: `${JSON.stringify(offer)}\n"hello"\n` })).stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.paid_offer)).toEqual([true, undefined]);
+    const human = await sandbox.run(["explain", NOW, offer], { env });
+    expect(human.stdout).toContain("paid: it offers paid usage (credits, a banked reset); uuldana takes it only as paid_usage allows (default never: it fails over)\n");
+  });
+
   it("says no to a warning, with the reason", async () => {
     const run = await sandbox.run(["explain", NOW, "--json", "You've", "used", "85%", "of", "your", "weekly", "limit"], { env });
     const verdict = JSON.parse(run.stdout);

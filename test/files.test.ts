@@ -229,7 +229,7 @@ describe("cooldowns clear with an entry uuldana does not know", () => {
     expect(await runQuickly(["cooldowns", "clear", "nosuch"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key [E_USAGE]\n  entries: claude-code, codex-work, aider, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
+      stderr: 'uuldana: cooldowns clear nosuch: no entry has this key [E_USAGE]\n  entries: claude-code, codex-work, aider, antigravity, codex, copilot, cursor-agent, gemini, opencode, qwen, codex@o3\nhint: run "uuldana cooldowns" to see which entries are resting\n',
     });
     sandbox.write("config/config.json", { providers: ["claude-code"], auto_detect: false });
     expect((await runQuickly(["cooldowns", "clear", "codex"])).stderr).toBe(

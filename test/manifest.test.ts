@@ -120,7 +120,7 @@ const cases: [string, string][] = [
   ],
   [
     "unknown-key",
-    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"time_zone\", \"notice_style\", \"chrome\", \"busy\", \"native_wait\", \"sign_in\", \"asks\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
+    "uuldana: invalid manifest FILE (1 problem) [E_MANIFEST_INVALID]\n  at /colour (colour): unknown key \"colour\"\n    allowed: \"$schema\", \"api\", \"id\", \"name\", \"executables\", \"npm_package\", \"verified\", \"account_switch\", \"version\", \"args\", \"prompt\", \"levels\", \"permission_flags\", \"permission_settings\", \"abbreviated_flags\", \"permission_env\", \"exit\", \"limit_phrases\", \"time_zone\", \"notice_style\", \"chrome\", \"busy\", \"native_wait\", \"wrap_up\", \"sign_in\", \"asks\", \"account_env\", \"resume\", \"reads_outside_project\", \"session_id\", \"models\", \"quota\", \"adapter\"\n    hint: Describes one agent CLI to uuldana: how to find it, start it inside a permission level, give it a first prompt and stop it.\n",
   ],
   [
     "version-not-object",
@@ -154,7 +154,7 @@ describe("providers validate", () => {
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const ids = run.stdout.trim().split("\n").map((line) => /\((.+)\)$/.exec(line)?.[1]);
-    expect(ids).toEqual(["aider", "claude-code", "codex", "copilot", "cursor-agent", "gemini", "opencode", "qwen"]);
+    expect(ids).toEqual(["aider", "antigravity", "claude-code", "codex", "copilot", "cursor-agent", "gemini", "opencode", "qwen"]);
   });
 
   it("validates a folder and reports every invalid file while naming the valid ones", async () => {

@@ -68,9 +68,9 @@ describe("the example pack, from its tarball", () => {
 
     const list = await uuldana(["providers", "list"]);
     expect(list.stdout.split("\n").slice(0, 3)).toEqual([
-      "#  ENTRY    PROVIDER  SOURCE                               VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-      "1  example  example   pack uuldana-provider-example@1.0.0  1.0.0    ?          ask    argv    -              ready",
-      "2  line     line      drop-in                              1.0.0    ?          ask    argv    -              ready",
+      "#  ENTRY    PROVIDER  SOURCE                               VERIFIED       VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+      "1  example  example   pack uuldana-provider-example@1.0.0  documentation  1.0.0    ?          ask    argv    -              ready",
+      "2  line     line      drop-in                              documentation  1.0.0    ?          ask    argv    -              ready",
     ]);
     expect(list.stderr).toBe("");
     const json = JSON.parse((await uuldana(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,17 @@ const MENU = { stop: true, reason: 'Claude Code\'s limit menu is open ("1. Stop 
 const NOT_INCLUDED = { stop: true, reason: 'Codex says this plan does not include it ("To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.")' };
 
 describe("the built-in manifests", () => {
+  it("say how each was checked: binary exactly for those the real-agent checks install and run, documentation else", async () => {
+    const { harnesses } = (await import(join(root, "test", "real", "harness.mjs"))) as { harnesses: Record<string, unknown> };
+    const verified: Record<string, string | undefined> = {};
+    for (const file of readdirSync(join(root, "manifests"))) {
+      const manifest = JSON.parse(readFileSync(join(root, "manifests", file), "utf8")) as { id: string; verified?: string };
+      verified[manifest.id] = manifest.verified;
+    }
+    for (const [id, how] of Object.entries(verified)) expect(how, id).toBe(id in harnesses ? "binary" : "documentation");
+    expect(Object.keys(harnesses).sort()).toEqual(Object.keys(verified).filter((id) => verified[id] === "binary").sort());
+  });
+
   it.each([
     ["claude-code", ["busy", "classify", "conversation", "launchSettings", "quota", "quotaFiles", "transcript"]],
     ["codex", ["busy", "classify", "conversation", "quota", "quotaFiles", "transcript"]],

@@ -55,6 +55,7 @@ describe("providers list", () => {
         origin: "config",
         source: "drop-in",
         replaces: null,
+        verified: "documentation",
         installed: true,
         path: join(sandbox.path, "delta"),
         version: "4.5.6",
@@ -75,6 +76,7 @@ describe("providers list", () => {
         origin: "config",
         source: "drop-in",
         replaces: null,
+        verified: "documentation",
         installed: true,
         path: join(sandbox.path, "alpha"),
         version: "1.2.3",
@@ -95,6 +97,7 @@ describe("providers list", () => {
         origin: "detected",
         source: "drop-in",
         replaces: null,
+        verified: "documentation",
         installed: true,
         path: join(sandbox.path, "beta"),
         version: null,
@@ -119,9 +122,9 @@ describe("providers list", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY   PROVIDER  SOURCE   VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha   alpha     drop-in  1.2.3    ?          ask    argv    -              ready",
-        '2  nosuch  nosuch    -        -        -          -      none    -              unknown provider "nosuch": no valid manifest has this id',
+        "#  ENTRY   PROVIDER  SOURCE   VERIFIED       VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha   alpha     drop-in  documentation  1.2.3    ?          ask    argv    -              ready",
+        '2  nosuch  nosuch    -        -              -        -          -      none    -              unknown provider "nosuch": no valid manifest has this id',
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",
@@ -162,6 +165,7 @@ describe("providers list", () => {
     expect(rows.map((row) => row.entry)).toEqual([
       "aider",
       "alpha",
+      "antigravity",
       "beta",
       "claude-code",
       "codex",
@@ -177,6 +181,40 @@ describe("providers list", () => {
     expect(byEntry.get("codex")!.reasons).toEqual(["not installed: no codex on PATH"]);
     expect(byEntry.get("codex")!.level).toBe("ask");
     expect(byEntry.get("cursor-agent")!.level).toBe("read-only");
+    // Antigravity CLI: known from its vendor's documentation only, and no flag of it is documented to enforce a level
+    expect(byEntry.get("antigravity")).toMatchObject({ provider: "antigravity", name: "Antigravity CLI", source: "built-in", verified: "documentation", level: null, prompt: "none" });
+    expect(byEntry.get("antigravity")!.reasons).toEqual([
+      "not installed: no agy on PATH",
+      'refused: cannot run within the ceiling "ask" (its manifest names no level it enforces)',
+    ]);
+    expect(byEntry.get("codex")!.verified).toBe("binary");
+  });
+
+  it("with --all shows how each built-in manifest was checked in its VERIFIED column", async () => {
+    sandbox.write("config/config.json", { providers: ["alpha"], auto_detect: false });
+    const run = await sandbox.run(["providers", "list", "--all"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        "#   ENTRY         PROVIDER      SOURCE    VERIFIED       VERSION  SIGNED IN  LEVEL      PROMPT  RESTING UNTIL  STATUS",
+        "1   alpha         alpha         drop-in   documentation  1.2.3    ?          ask        argv    -              ready",
+        "2   aider         aider         built-in  documentation  -        ?          read-only  typed   -              not installed: no aider on PATH",
+        '3   antigravity   antigravity   built-in  documentation  -        ?          -          none    -              not installed: no agy on PATH; refused: cannot run within the ceiling "ask" (its manifest names no level it enforces)',
+        '4   beta          beta          drop-in   documentation  -        ?          ask        argv    -              version probe timed out: "beta --version" gave no answer within 0.5 s',
+        "5   claude-code   claude-code   built-in  binary         -        no         ask        argv    -              not installed: no claude on PATH",
+        "6   codex         codex         built-in  binary         -        no         ask        argv    -              not installed: no codex on PATH",
+        "7   copilot       copilot       built-in  binary         -        ?          ask        flag    -              not installed: no copilot on PATH",
+        "8   cursor-agent  cursor-agent  built-in  documentation  -        ?          read-only  argv    -              not installed: no cursor-agent or agent on PATH",
+        "9   delta         delta         drop-in   documentation  4.5.6    ?          ask        none    -              ready",
+        `10  gamma         gamma         drop-in   documentation  -        ?          ask        argv    -              not installed: ${join(sandbox.path, "gamma")} is not executable`,
+        "11  gemini        gemini        built-in  binary         -        no         ask        flag    -              not installed: no gemini on PATH",
+        "12  opencode      opencode      built-in  binary         -        ?          ask        flag    -              not installed: no opencode on PATH",
+        "13  qwen          qwen          built-in  binary         -        no         ask        flag    -              not installed: no qwen on PATH",
+        "",
+        "Ceiling ask: a new session starts alpha at ask.",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("skips resting entries with the time they return, and forgets cooldowns that have expired", async () => {
@@ -478,8 +516,8 @@ describe("versions read from npm packages", () => {
     const run = await sandbox.run(["providers", "list"]);
     expect(run.stdout).toBe(
       [
-        "#  ENTRY  PROVIDER  SOURCE   VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        "1  alpha  alpha     drop-in  7.8.9    ?          ask    argv    -              ready",
+        "#  ENTRY  PROVIDER  SOURCE   VERIFIED       VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        "1  alpha  alpha     drop-in  documentation  7.8.9    ?          ask    argv    -              ready",
         "",
         "Ceiling ask: a new session starts alpha at ask.",
         "",

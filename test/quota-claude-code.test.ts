@@ -273,6 +273,12 @@ describe("Claude Code's quota reading", () => {
     expect(reading(at.query())).toEqual({ windows: WINDOWS });
   });
 
+  it("is the weekly window alone on the Ultra plan, which has no 5-hour window: nothing is taken for a spent one", () => {
+    const at = layout();
+    writeFileSync(at.feed, JSON.stringify({ ...STATUS, rate_limits: { seven_day: { used_percentage: 41, resets_at: 1796440000 } } }));
+    expect(reading(at.query())).toEqual({ windows: [{ name: "seven_day", usedPercent: 41, resetsAt: "2026-12-05T03:06:40.000Z", windowMinutes: 10_080 }] });
+  });
+
   it("is the allowance gone when a window is full, with that window's reset", () => {
     const at = layout();
     const five = { used_percentage: 100, resets_at: 1796180000 };

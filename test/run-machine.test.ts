@@ -23,6 +23,7 @@ const LIVE = {
   "native-low": "moving-on await-boundary",
   "rest-elsewhere": "moving-on await-boundary",
   "home-due": "moving-on await-boundary",
+  "paid-spend": "moving-on await-boundary",
   exit: "ended none",
   "failing-exit": "ended none",
   signal: "stopping stop",
@@ -44,6 +45,7 @@ const EXPECTED: Record<RunState, Partial<Record<RunEventType, string>>> = {
     limit: "stopping fail-over",
     exit: "ended none",
     "failing-exit": "ended take-back",
+    "wait-ended": "stopping take-back-stop",
     signal: "stopping stop",
   },
   "moving-on": {
@@ -75,7 +77,7 @@ describe("the run's transitions", () => {
 
   it("lists every state and event once", () => {
     expect(new Set(RUN_STATES).size).toBe(11);
-    expect(new Set(RUN_EVENTS).size).toBe(23);
+    expect(new Set(RUN_EVENTS).size).toBe(25);
   });
 });
 

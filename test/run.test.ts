@@ -483,7 +483,7 @@ describe("failover between stand-ins of real agents, with the built-in manifests
     await terminal.exited;
     const list = await sandbox.run(["providers", "list"]);
     expect(list.stdout.split("\n")[1]).toBe(
-      `1  claude-code  claude-code  built-in  2.1.332  yes        ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
+      `1  claude-code  claude-code  built-in  binary    2.1.332  yes        ask    argv    ${LIMIT_RESET.shown}  resting until ${LIMIT_RESET.shown}`,
     );
   });
 });

@@ -102,11 +102,11 @@ describe("a cloned repository's project config naming hostile provider ids", () 
     expectSafe(list);
     expect(list.stdout).toBe(
       [
-        "#  ENTRY                           PROVIDER                        SOURCE  VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        '1  evil\\u001b]52;c;ZXZpbA==\\u0007  evil\\u001b]52;c;ZXZpbA==\\u0007  -       -        -          -      none    -              unknown provider "evil\\u001b]52;c;ZXZpbA==\\u0007": no valid manifest has this id',
-        '2  wipe\\u001b[2J                   wipe\\u001b[2J                   -       -        -          -      none    -              unknown provider "wipe\\u001b[2J": no valid manifest has this id',
-        '3  title\\u001b]0;pwned\\u0007       title\\u001b]0;pwned\\u0007       -       -        -          -      none    -              unknown provider "title\\u001b]0;pwned\\u0007": no valid manifest has this id',
-        '4  c1\\u009b31m                     c1\\u009b31m                     -       -        -          -      none    -              unknown provider "c1\\u009b31m": no valid manifest has this id',
+        "#  ENTRY                           PROVIDER                        SOURCE  VERIFIED  VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        '1  evil\\u001b]52;c;ZXZpbA==\\u0007  evil\\u001b]52;c;ZXZpbA==\\u0007  -       -         -        -          -      none    -              unknown provider "evil\\u001b]52;c;ZXZpbA==\\u0007": no valid manifest has this id',
+        '2  wipe\\u001b[2J                   wipe\\u001b[2J                   -       -         -        -          -      none    -              unknown provider "wipe\\u001b[2J": no valid manifest has this id',
+        '3  title\\u001b]0;pwned\\u0007       title\\u001b]0;pwned\\u0007       -       -         -        -          -      none    -              unknown provider "title\\u001b]0;pwned\\u0007": no valid manifest has this id',
+        '4  c1\\u009b31m                     c1\\u009b31m                     -       -         -        -          -      none    -              unknown provider "c1\\u009b31m": no valid manifest has this id',
         "",
         "Ceiling ask: no entry can run now.",
         "",
@@ -213,8 +213,8 @@ describe("an agent whose --version prints backspaces and C1 controls", () => {
     const list = await sandbox.run(["providers", "list"], { env });
     expectSafe(list);
     expect(list.stdout.split("\n").slice(0, 2)).toEqual([
-      "#  ENTRY  PROVIDER  SOURCE   VERSION                     SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-      "1  ver    ver       drop-in  1.0\\b\\b\\b9.9\\u009b2J\\u0085  ?          ask    argv    -              ready",
+      "#  ENTRY  PROVIDER  SOURCE   VERIFIED       VERSION                     SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+      "1  ver    ver       drop-in  documentation  1.0\\b\\b\\b9.9\\u009b2J\\u0085  ?          ask    argv    -              ready",
     ]);
     const json = await sandbox.run(["providers", "list", "--json"], { env });
     expectSafe(json);

@@ -117,12 +117,12 @@ describe("entries that are not signed in", () => {
     expect(table).toEqual({
       code: 0,
       stdout: [
-        "#  ENTRY         PROVIDER  SOURCE   VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
-        '1  unsigned      unsigned  drop-in  1.0.0    no         ask    argv    -              not signed in: run "unsigned login"',
-        "2  signed        signed    drop-in  1.0.0    yes        ask    argv    -              ready",
-        "3  unknown       unknown   drop-in  1.0.0    ?          ask    argv    -              ready",
-        "4  unsigned-2    unsigned  drop-in  1.0.0    yes        ask    argv    -              ready",
-        "5  unsigned-key  unsigned  drop-in  1.0.0    yes        ask    argv    -              ready",
+        "#  ENTRY         PROVIDER  SOURCE   VERIFIED       VERSION  SIGNED IN  LEVEL  PROMPT  RESTING UNTIL  STATUS",
+        '1  unsigned      unsigned  drop-in  documentation  1.0.0    no         ask    argv    -              not signed in: run "unsigned login"',
+        "2  signed        signed    drop-in  documentation  1.0.0    yes        ask    argv    -              ready",
+        "3  unknown       unknown   drop-in  documentation  1.0.0    ?          ask    argv    -              ready",
+        "4  unsigned-2    unsigned  drop-in  documentation  1.0.0    yes        ask    argv    -              ready",
+        "5  unsigned-key  unsigned  drop-in  documentation  1.0.0    yes        ask    argv    -              ready",
         "",
         "Ceiling ask: a new session starts signed at ask.",
         "",

@@ -6,6 +6,7 @@ import { UuldanaError } from "../base/errors.js";
 import { userLocale } from "../base/locale.js";
 import { formatInstant } from "../session/eligibility.js";
 import { compilePhrase } from "../reader/phrases.js";
+import { paidOffer } from "../reader/paid-offer.js";
 import { classifyText, type ReaderOptions, type Verdict } from "../reader/reader.js";
 import { loadBuiltInManifests, loadRegistry } from "../registry/registry.js";
 import { result, type CommandResult } from "./result.js";
@@ -25,7 +26,7 @@ export async function explainCommand(context: Context | undefined, words: string
   if ((options.jsonl || !words.length) && process.stdin.isTTY) process.stderr.write(options.jsonl ? TYPE_LINES : TYPE_TEXT);
   if (options.jsonl) return explainLines(reader);
   const text = words.length ? words.join(" ") : await readAll(process.stdin);
-  const verdict = classifyText(text, reader);
+  const verdict = withPaidOffer(classifyText(text, reader), text);
   if (options.json) return result(JSON.stringify(verdict, null, 2) + "\n");
   return result(describe(verdict, reader.now));
 }
@@ -76,12 +77,17 @@ async function explainLines(reader: ReaderOptions): Promise<CommandResult> {
       lines.push(JSON.stringify({ error: "not a JSON string: each input line must be one JSON string" }));
       continue;
     }
-    lines.push(JSON.stringify(classifyText(text, reader)));
+    lines.push(JSON.stringify(withPaidOffer(classifyText(text, reader), text)));
   }
   return result(lines.length ? lines.join("\n") + "\n" : "");
 }
 
-function describe(verdict: Verdict, now: Date): string {
+// A stop whose text offers paid usage (credits, a banked reset) says so: paid_offer true, the field absent otherwise.
+function withPaidOffer(verdict: Verdict, text: string): Verdict & { paid_offer?: true } {
+  return verdict.stop && paidOffer(text) ? { ...verdict, paid_offer: true } : verdict;
+}
+
+function describe(verdict: Verdict & { paid_offer?: true }, now: Date): string {
   const what = verdict.kind === "account" ? "the account has no allowance" : `a ${verdict.kind === "unknown" ? "usage" : verdict.kind} limit`;
   const lines = [verdict.stop ? `stop: yes, ${what} (score ${verdict.score})` : `stop: no (score ${verdict.score})`];
   if (verdict.reset_at) {
@@ -91,6 +97,7 @@ function describe(verdict: Verdict, now: Date): string {
   } else if (verdict.stop) {
     lines.push("returns: not said; the entry would rest for cooldown_minutes");
   }
+  if (verdict.paid_offer) lines.push("paid: it offers paid usage (credits, a banked reset); uuldana takes it only as paid_usage allows (default never: it fails over)");
   lines.push("because:");
   for (const reason of verdict.reasons) lines.push(`  - ${reason}`);
   return lines.join("\n") + "\n";

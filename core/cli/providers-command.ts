@@ -25,12 +25,13 @@ export async function listProviders(context: Context, options: ListOptions = {})
     return result(`No providers: none is listed in ${context.config.userFile} and none is installed.\n`, stderr);
   }
   const table = renderTable(
-    ["#", "ENTRY", "PROVIDER", "SOURCE", "VERSION", "SIGNED IN", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
+    ["#", "ENTRY", "PROVIDER", "SOURCE", "VERIFIED", "VERSION", "SIGNED IN", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
     rows.map((row) => [
       String(row.order),
       row.entry.key,
       row.entry.id,
       (sourceOf(row) ?? "-") + (replacedOf(row) ? `, replaces ${replacedOf(row)}` : ""),
+      verifiedOf(row) ?? "-",
       row.detection?.version ?? "-",
       row.manifest ? SIGNED_IN[String(row.signIn.signedIn)]! : "-",
       row.level ?? "-",
@@ -81,6 +82,11 @@ export async function validateManifests(paths: readonly string[], cwd: string): 
 
 // --- internal ---
 
+// How a manifest was checked; one that does not say was checked against documentation at best. Null: no manifest.
+function verifiedOf(row: Assessment): "binary" | "documentation" | null {
+  return row.manifest ? (row.manifest.verified ?? "documentation") : null;
+}
+
 // The SIGNED IN column: what the entry's files and environment show, "?" where its manifest cannot tell.
 const SIGNED_IN: Record<string, string> = { true: "yes", false: "no", null: "?" };
 
@@ -96,6 +102,8 @@ function toJson(row: Assessment, source: string | null, replaces: string | null)
     source,
     // the source of the manifest of the same id this one took the place of (a drop-in over the built-in): null if none
     replaces,
+    // how its manifest's flags and wording were checked: "binary" (against the real CLI) or "documentation"
+    verified: verifiedOf(row),
     installed: row.detection?.installed === true,
     path: row.detection?.path ?? null,
     version: row.detection?.version ?? null,

@@ -94,7 +94,10 @@ export function describeEnding(result: SessionResult): string {
     return `uuldana: stopped by ${result.signal}${moved ? ` (${gone(moved, moved.limit!)})` : ""}\n`;
   }
   const lines = last.ignored.map((ignored) => `uuldana: ${describeIgnored(ignored)}`);
-  if (last.limit?.action === "left to the agent") {
+  if (last.limit?.paid?.taken) {
+    const chose = last.limit.paid.answer === "go on" ? "you chose to let it go on with it" : 'paid_usage is "allow", so it was left to go on with it';
+    lines.push(`uuldana: ${last.entry} said its usage allowance is gone (${limitName(last.limit)}) and offered paid usage ("${escapeControls(last.limit.paid.offer)}"); ${chose}, and nothing rests`);
+  } else if (last.limit?.action === "left to the agent") {
     const what = last.limit.offer?.kind === "switch" ? "switch to another model" : "wait for its reset";
     lines.push(`uuldana: ${last.entry} said its usage allowance is gone (${limitName(last.limit)}; rests until ${formatInstant(last.limit.restsUntil)}); native_wait is "allow", so it was left to ${what} by itself`);
   }

@@ -18,6 +18,7 @@ export const CONFIG_DEFAULTS: Readonly<Record<string, unknown>> = {
   wait_max_hours: 24,
   return_home: false,
   notify: true,
+  paid_usage: "never",
   packs: [],
   replaces: {},
   redact: [],

@@ -40,6 +40,8 @@ export interface Config {
   notify: boolean;
   // run at each of those events with the event as JSON on stdin; an argv, leading ~/ expanded
   notifyCommand: string[] | undefined;
+  // an agent's offer of paid usage at its limit: left for a failover, put to the user, or left to the agent
+  paidUsage: PaidUsage;
   packs: string[];
   // the built-in ids a pack's manifest replaces, by pack name
   replaces: Record<string, string>;
@@ -52,6 +54,9 @@ export interface Config {
   projectFile: string | undefined;
   notes: string[];
 }
+
+// What uuldana does when an agent at its limit offers paid usage (only the user's own file may say so).
+export type PaidUsage = "never" | "ask" | "allow";
 
 interface RawEntry {
   id: string;
@@ -82,6 +87,7 @@ interface RawConfig {
   return_home?: boolean;
   notify?: boolean;
   notify_command?: string[];
+  paid_usage?: PaidUsage;
   packs?: string[];
   replaces?: Record<string, string>;
   redact?: string[];
@@ -125,6 +131,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     returnHome: user.return_home ?? false,
     notify: user.notify ?? true,
     notifyCommand: user.notify_command?.map((arg) => expandHome(arg, env)),
+    paidUsage: user.paid_usage ?? "never",
     packs: user.packs ?? [],
     replaces: user.replaces ?? {},
     redact: compileRedactions(user.redact ?? []),

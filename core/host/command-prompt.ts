@@ -10,6 +10,12 @@ export interface PromptContext {
 
 export type PromptOutcome = "open" | "close" | "send-key";
 
+// A question uuldana puts to the user (an agent's offer of paid usage): its lines, and the keys that answer it.
+export interface PromptQuestion {
+  lines: string[];
+  choices: { key: string; label: string }[];
+}
+
 // each command of the prompt and what /help says it does
 const COMMANDS: readonly [string, string][] = [
   ["/status", "what runs now, and the session's state"],
@@ -22,6 +28,7 @@ const NAMES = COMMANDS.map(([name]) => name).join(", ");
 export class CommandPrompt {
   private line = "";
   private message: string[] = [];
+  private question: PromptQuestion | undefined;
 
   constructor(
     private readonly write: (text: string) => void,
@@ -34,6 +41,20 @@ export class CommandPrompt {
     this.line = "";
     this.message = [`Commands: ${NAMES}; Esc or Enter closes.`, `${this.key.name} again sends ${this.key.name} to the agent.`];
     this.draw();
+  }
+
+  // Puts a question: its lines and choices take the prompt's place until it is answered.
+  ask(question: PromptQuestion): void {
+    this.question = question;
+    this.line = "";
+    this.message = [...question.lines, "", ...question.choices.map((choice) => `${choice.key}  ${choice.label}`), "", `Type ${question.choices.map((choice) => choice.key).join(" or ")}.`];
+    this.draw();
+  }
+
+  // The choice a key typed while a question is open makes, if it makes one.
+  choice(data: Buffer): string | undefined {
+    const typed = data.toString("utf8").trim();
+    return this.question?.choices.find((choice) => choice.key === typed)?.key;
   }
 
   // Handles typed bytes; says whether the prompt stays open, closes, or closes and sends the key to the agent.

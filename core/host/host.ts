@@ -10,6 +10,7 @@ import type { DrawnAround } from "./drawn-lines.js";
 import { showKeyHint } from "./key-hint.js";
 import { commandKeyBytes } from "./keys.js";
 import { PromptOverlay } from "./prompt-overlay.js";
+import type { PromptQuestion } from "./command-prompt.js";
 import { RunDetection } from "./run-detection.js";
 import { stopAgent, type ExitSteps, type StopResult } from "./stop.js";
 import { waitForTurnBoundary } from "./turn-boundary.js";
@@ -90,6 +91,9 @@ export interface Run {
   note(text: string | undefined): void;
   // After a stop the session left to the agent: its screen is read on for a new limit message.
   readOn(): void;
+  // Puts a question to the user in uuldana's prompt: the key of the choice made, or undefined when no one answered
+  // within timeoutMs or no one can answer (no terminal, the run over).
+  ask(question: PromptQuestion, timeoutMs: number): Promise<string | undefined>;
   // The run's last drawn lines, redacted (see DrawnLines.tail).
   drawnTail(): string[];
   // Resolves at the next turn boundary: the agent quiet for quietMs and not showing that it works, uuldana's prompt
@@ -193,6 +197,7 @@ export function startRun(options: HostOptions): Run {
     },
     drawnTail: () => detection.drawn.tail(),
     readOn: () => detection.reopen(),
+    ask: (question, timeoutMs) => (interactive && !state.ended ? overlay.ask(question, timeoutMs) : Promise.resolve(undefined)),
     atTurnBoundary: (quietMs) =>
       waitForTurnBoundary(
         { screen, ended: () => state.ended, lastOutput: () => output.lastOutput, inputIdle: () => input.idle, busy: options.detect?.busy },

@@ -1,7 +1,7 @@
 import type { AgentPty } from "../terminal/pty.js";
 import type { Screen } from "../terminal/screen.js";
 import type { AgentOutput } from "./agent-output.js";
-import { CommandPrompt, type PromptContext } from "./command-prompt.js";
+import { CommandPrompt, type PromptContext, type PromptQuestion } from "./command-prompt.js";
 
 // The command key as named and as the terminal sends it (see commandKeyBytes).
 export interface CommandKey {
@@ -18,6 +18,8 @@ const REDRAW_MS = 40;
 export class PromptOverlay {
   private prompt: CommandPrompt | undefined;
   private ownsAltScreen = false;
+  // the answer a question open in the prompt waits for
+  private answer: ((choice: string | undefined) => void) | undefined;
 
   constructor(
     private readonly parts: {
@@ -49,8 +51,27 @@ export class PromptOverlay {
     if (rest.length) this.input(rest);
   }
 
+  // Puts a question to the user in the prompt, opened for it; resolves with the key of the choice made, or undefined
+  // when none is made within timeoutMs (or the prompt is closed without one: Esc).
+  ask(question: PromptQuestion, timeoutMs: number): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.answered(undefined), timeoutMs);
+      this.answer = (choice): void => {
+        clearTimeout(timer);
+        resolve(choice);
+      };
+      if (!this.prompt) this.open(Buffer.alloc(0));
+      this.prompt!.ask(question);
+    });
+  }
+
   // One read of the user's keys while the prompt is open.
   input(data: Buffer): void {
+    if (this.answer) {
+      const choice = this.prompt!.choice(data);
+      if (choice !== undefined || data.toString("utf8") === "\x1b" || data.toString("utf8") === "\x03") this.answered(choice);
+      return;
+    }
     const outcome = this.prompt!.input(data);
     if (outcome === "close") this.close();
     else if (outcome === "send-key") this.close(data);
@@ -58,6 +79,8 @@ export class PromptOverlay {
 
   // Closes the prompt and gives the screen back to the agent, with the key for it if the user sent one.
   close(sendKey?: Buffer): void {
+    // a question still open is left unanswered
+    if (this.answer) return this.answered(undefined);
     if (!this.prompt) return;
     const { stdout, screen, agent, output, gone } = this.parts;
     this.prompt = undefined;
@@ -71,5 +94,13 @@ export class PromptOverlay {
       setTimeout(() => !gone() && agent.resize(screen.cols, screen.rows), REDRAW_MS);
     }
     if (sendKey) this.parts.sendKey(sendKey);
+  }
+
+  // The question is answered (or not): the prompt closes, and the asker hears the choice.
+  private answered(choice: string | undefined): void {
+    const answer = this.answer;
+    this.answer = undefined;
+    this.close();
+    answer?.(choice);
   }
 }

@@ -20,6 +20,10 @@ export interface Manifest {
   // the npm package the CLI ships in: its package.json gives the version when the executable is one of its bins
   npm_package?: string;
   version: { args: string[]; pattern: string; timeout_seconds?: number };
+  // how its flags and wording were checked: against the real CLI ("binary") or from documentation only
+  verified?: "binary" | "documentation";
+  // "manual": a session never moves by itself from one entry of this provider to another (the vendor's terms)
+  account_switch?: "manual";
   args?: string[];
   prompt?: { mode: PromptMode; flag?: string; ready?: string };
   levels?: Partial<Record<Level, LevelFlags>>;
@@ -57,7 +61,9 @@ export interface Manifest {
   models?: { names?: string[]; flag?: string; switch_keys?: string[]; switch_to?: string[]; retries?: boolean };
   // what the agent does at a limit by itself (the lines it shows while it waits for its reset, or after it switched
   // its own model), and what uuldana does then by default
-  native_wait?: { waits?: string[]; switches?: string[]; default: "failover" | "allow" };
+  native_wait?: { waits?: string[]; ends?: string[]; switches?: string[]; default: "failover" | "allow" };
+  // lines that say the agent was told to wrap up because its window is nearly spent: a warning, not a stop
+  wrap_up?: string[];
   quota?: { source: string; settings_flag?: string };
   adapter?: string;
 }

@@ -131,6 +131,28 @@ export function rotation(low: { name: string; percentLeft: number; resetsAt: str
   };
 }
 
+// The agent was told to wrap up because its window is nearly spent (Claude Code's note near 95% of its window), and
+// the entry rotates before the wall: a rotation read from its screen, the window unnamed and about 5% left.
+export function wrapUpRotation(line: string, threshold: number, cooldownMinutes: number): LimitEvent {
+  return {
+    source: "inferred",
+    reason: "rotate",
+    kind: "unknown",
+    resetAt: null,
+    text: `it was told to wrap up, its window nearly spent ("${line}")`,
+    after: "turn boundary",
+    window: { name: "wrap-up", percentLeft: WRAP_UP_PERCENT_LEFT, threshold },
+    restsUntil: restUntil(null, cooldownMinutes),
+    rested: false,
+    action: "failover",
+    why: undefined,
+    cooldownNotice: undefined,
+  };
+}
+
+// What is left of a window when the agent is told to wrap up: its vendor sends the note near 95% used.
+const WRAP_UP_PERCENT_LEFT = 5;
+
 // The kind of limit a window is: by its name, and a named limit's own window ("<model> primary") is that model's.
 function windowKind(name: string): LimitKind {
   return WINDOW_KINDS[name] ?? (/ (?:primary|secondary)$/.test(name) ? "per-model" : "unknown");

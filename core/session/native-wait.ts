@@ -10,11 +10,16 @@ export class NativeWaitPolicy {
   readonly choice: NativeWaitChoice;
   private readonly waitsLine: (line: string) => boolean;
   private readonly switchesLine: (line: string) => boolean;
+  private readonly endsLine: (line: string) => boolean;
+  private readonly wrapUpLine: (line: string) => boolean;
   private switchSeen = false;
+  private wrapUpSeen = false;
 
   constructor(private readonly manifest: Manifest, entryChoice: NativeWaitChoice | undefined) {
     this.waitsLine = compileLinePatterns(manifest.native_wait?.waits ?? []);
     this.switchesLine = compileLinePatterns(manifest.native_wait?.switches ?? []);
+    this.endsLine = compileLinePatterns(manifest.native_wait?.ends ?? []);
+    this.wrapUpLine = compileLinePatterns(manifest.wrap_up ?? []);
     this.choice = entryChoice ?? manifest.native_wait?.default ?? "failover";
   }
 
@@ -29,6 +34,19 @@ export class NativeWaitPolicy {
   offered(limit: LimitEvent, offer: LimitEvent["offer"]): LimitEvent {
     if (!offer) return limit;
     return { ...limit, offer, ...(offer.choice === "allow" && limit.action === "failover" ? { action: "left to the agent" as const } : {}) };
+  }
+
+  // The line in a batch the agent drew that says its own wait for the reset is over without it going on.
+  waitEnded(lines: readonly string[]): string | undefined {
+    return this.manifest.native_wait?.ends ? lines.find(this.endsLine)?.trim() : undefined;
+  }
+
+  // The line in a batch the agent drew that says it was told to wrap up near its limit, the first time one comes.
+  wrapUp(lines: readonly string[]): string | undefined {
+    if (this.wrapUpSeen || !this.manifest.wrap_up) return undefined;
+    const line = lines.find(this.wrapUpLine)?.trim();
+    if (line) this.wrapUpSeen = true;
+    return line;
   }
 
   // The line in a batch the agent drew that says it switched its own model, the first time one comes.

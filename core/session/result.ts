@@ -1,4 +1,5 @@
 import type { Level } from "../config/levels.js";
+import type { PaidUsage } from "../config/config.js";
 import type { StopStep } from "../host/stop.js";
 import type { LimitKind } from "../reader/reader.js";
 
@@ -101,6 +102,9 @@ export interface LimitEvent {
   // what the agent itself offered at this limit (its screen showed it waiting for its reset, or switched to another
   // model) and what uuldana chose (the entry's or its manifest's native_wait)
   offer?: { kind: "wait" | "switch"; choice: "failover" | "allow" } | undefined;
+  // the agent offered paid usage at this limit (its words), the user's paid_usage, whether the agent was left to
+  // take it (then nothing rests), and the user's answer when asked
+  paid?: { offer: string; policy: PaidUsage; taken: boolean; answer?: "go on" | "move on" | "no answer" | "unattended" } | undefined;
   // why the agent was left running, when it was
   why: string | undefined;
   cooldownNotice: string | undefined;

@@ -16,8 +16,10 @@ import { journalDetection } from "./detection-lines.js";
 import { DrawnFile } from "./drawn-file.js";
 import { GateWatch } from "./gate-watch.js";
 import { onlyResting } from "./eligibility.js";
-import { limitEvent, nativeSwitch, storedWindows, withNative, type FailoverFacts } from "./limit-events.js";
+import { limitEvent, nativeSwitch, storedWindows, withNative, wrapUpRotation, type FailoverFacts } from "./limit-events.js";
 import { NativeWaitPolicy } from "./native-wait.js";
+import { PaidUsagePolicy, spendingLimit } from "./paid-usage.js";
+import { paidSpending } from "../reader/paid-offer.js";
 import { QuotaPolicy } from "./quota-policy.js";
 import { QuotaWatch } from "./quota-watch.js";
 import { recordQuota } from "./quota-store.js";
@@ -49,6 +51,9 @@ export class RunEngine {
   private readonly entry: string;
   private readonly facts: FailoverFacts;
   private readonly nativeWait: NativeWaitPolicy;
+  private readonly paid: PaidUsagePolicy;
+  // the agent's own words that it spends paid credits, once seen
+  private spending: string | undefined;
   private readonly switcher: SwitchPolicy;
   private readonly quota: QuotaPolicy;
   private readonly drawn: DrawnFile;
@@ -63,8 +68,9 @@ export class RunEngine {
   private stopping: Promise<unknown> | undefined;
   private cooldownWritten: Promise<unknown> | undefined;
   private lastJournaled = "";
-  // the agent stopped for good while its limit was left to its own wait
+  // the agent stopped for good while its limit was left to its own wait (its own line saying so, when it said it)
   private takenBack = false;
+  private waitEnded: string | undefined;
   private startedAt = new Date();
   // a receiver that seemed to take the conversation, then asked to sign in
   private tookBack = false;
@@ -88,6 +94,10 @@ export class RunEngine {
     this.machine = new RunMachine(options.prompt ? "receiving" : "working", (move) => this.told(move));
     const entry = options.chosen.entry;
     this.nativeWait = new NativeWaitPolicy(launch.manifest, entry.nativeWait);
+    this.paid = new PaidUsagePolicy(
+      { policy: settings.paidUsage, unattended: settings.unattended, dismissSeconds: settings.dismissSeconds },
+      (question, timeoutMs) => this.run.ask(question, timeoutMs),
+    );
     this.switcher = new SwitchPolicy(launch.manifest, entry.switchModels === true, launch.restingModels, launch.model);
     this.quota = new QuotaPolicy({
       read: () => (hooks.hasQuota && this.machine.state !== "ended" ? hooks.quota(launch.quotaQuery) : undefined),
@@ -180,11 +190,43 @@ export class RunEngine {
   private onDrawn(lines: readonly string[]): void {
     this.drawn.soon();
     this.feed("drawn");
+    this.spends(lines);
+    this.ownAutomation(lines);
     const line = TRANSITIONS[this.machine.state]["own-switch"] ? this.nativeWait.ownSwitch(lines) : undefined;
     if (!line) return;
     const allowed = this.nativeWait.choice === "allow";
     this.pending = { limit: { ...nativeSwitch(line, this.settings.cooldownMinutes, this.facts), offer: { kind: "switch", choice: this.nativeWait.choice } }, more: {} };
     this.feed("own-switch", { switchModel: false, agentWaits: allowed, failover: this.facts.failover });
+  }
+
+  // The agent's own words that it spends paid credits: the title and the journal say so, once; where the user's
+  // paid_usage does not let it spend (and another entry can take over), the session moves on at the next turn boundary.
+  private spends(lines: readonly string[]): void {
+    const line = this.spending ? undefined : paidSpending(lines);
+    if (!line) return;
+    this.spending = line;
+    const allowed = this.settings.paidUsage === "allow" || this.launch.report.limit?.paid?.taken === true;
+    this.options.journal.write("paid-spending", { entry: this.entry, text: this.options.redact(line), paid_usage: this.settings.paidUsage, allowed });
+    if (!allowed && this.options.failover) this.propose("paid-spend", spendingLimit(line, this.settings.cooldownMinutes, this.settings.paidUsage));
+    this.run.note("spending paid credits");
+  }
+
+  // The agent's own automation around its limit: its wait for the reset ended without it going on (the limit left to
+  // that wait is taken back: the agent is stopped and the session moves on), or it was told to wrap up near its limit
+  // (a warning: journaled, and with rotate_at_percent_left set, the session moves on at the next turn boundary).
+  private ownAutomation(lines: readonly string[]): void {
+    const ended = TRANSITIONS[this.machine.state]["wait-ended"] ? this.nativeWait.waitEnded(lines) : undefined;
+    if (ended) {
+      this.waitEnded = ended;
+      this.options.journal.write("native-wait-ended", { entry: this.entry, text: this.options.redact(ended) });
+      this.feed("wait-ended");
+    }
+    const wrapUp = this.nativeWait.wrapUp(lines);
+    if (!wrapUp) return;
+    const threshold = this.options.chosen.entry.rotateAtPercentLeft ?? this.settings.rotateAtPercentLeft;
+    const rotates = threshold !== undefined && this.options.failover;
+    this.options.journal.write("wrap-up", { entry: this.entry, text: this.options.redact(wrapUp), rotates });
+    if (rotates) this.propose("native-low", wrapUpRotation(wrapUp, threshold, this.settings.cooldownMinutes));
   }
 
   private onUserTurn(text: string): void {
@@ -220,8 +262,19 @@ export class RunEngine {
     const limit = native ? withNative(printed, native, this.settings.cooldownMinutes) : printed;
     // a limit of one model: another model of the same agent first, when the entry asks for it
     const from = event.after !== "failing exit" && !this.launch.report.limit ? this.switcher.proposal(limit) : undefined;
-    this.pending = { limit: this.nativeWait.offered(limit, offer), more, from };
-    this.feed("limit", { ...proposalsOf(this.pending.limit), switchModel: from !== undefined });
+    const offered = this.nativeWait.offered(limit, offer);
+    // an offer of paid usage goes the user's paid_usage road first (asking the user may take a while)
+    const paid = event.after === "failing exit" ? undefined : this.paid.offerAt(offered, this.run.screen.visible());
+    if (!paid) return this.decide(offered, more, from);
+    const next = this.options.rows.find((row) => row.eligible && row.entry.key !== this.entry)?.entry.key;
+    void this.paid.road(offered, paid, { entry: this.entry, next: this.options.failover ? next : undefined }).then((road) => this.decide(road, more, road.paid?.taken ? undefined : from));
+  }
+
+  // The machine hears the limit, with what each policy proposes for it.
+  private decide(limit: LimitEvent, more: Record<string, unknown>, from: { model: string; to: string } | undefined): void {
+    if (!TRANSITIONS[this.machine.state].limit) return;
+    this.pending = { limit, more, from };
+    this.feed("limit", { ...proposalsOf(limit), switchModel: from !== undefined });
   }
 
   // --- internal: moves out ---
@@ -260,6 +313,10 @@ export class RunEngine {
       case "take-back":
         this.takenBack = true;
         return;
+      case "take-back-stop":
+        this.takenBack = true;
+        this.stopping ??= this.run.stop();
+        return;
       case "note":
       case "none":
       case "arbitrate":
@@ -290,8 +347,8 @@ export class RunEngine {
     }
     this.options.journal.write("limit", limitLine(this.entry, limit, more));
     this.drawn.save();
-    // the rest another session wrote is in the table already
-    if (limit.reason === "shared-rest") limit.rested = true;
+    // the rest another session wrote is in the table already; an agent left to spend paid usage rests not at all
+    if (limit.reason === "shared-rest" || limit.paid?.taken) limit.rested = limit.reason === "shared-rest";
     else {
       this.cooldownWritten = this.rest(this.entry, { until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
         limit.rested = write.written;
@@ -452,7 +509,8 @@ export class RunEngine {
     // a limit left to the agent's own wait: the agent exiting with a failing status meanwhile has stopped for good
     if (this.takenBack && report.limit?.action === "left to the agent" && !this.options.stopped.aborted && this.options.failover) {
       report.limit.action = "failover";
-      this.options.journal.write("limit-taken-back", { entry: this.entry, why: ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}` });
+      const exited = ended.signal ? `it was killed by signal ${ended.signal}` : `it exited with status ${ended.exitCode}`;
+      this.options.journal.write("limit-taken-back", { entry: this.entry, why: this.waitEnded ? `its own wait ended: ${this.options.redact(this.waitEnded)}` : exited });
     }
     return finishRun(ended, {
       launch: this.launch,
@@ -486,6 +544,7 @@ function limitLine(entry: string, limit: LimitEvent, more: Record<string, unknow
     after: limit.after,
     ...(limit.window ? { window: limit.window.name, percent_left: limit.window.percentLeft, threshold: limit.window.threshold } : {}),
     ...(limit.offer ? { offer: limit.offer.kind, native_wait: limit.offer.choice, action: limit.action } : {}),
+    ...(limit.paid ? { paid_offer: true, offered: limit.paid.offer, paid_usage: limit.paid.policy, ...(limit.paid.answer ? { answer: limit.paid.answer } : {}), action: limit.action } : {}),
     ...more,
   };
 }

@@ -42,6 +42,10 @@ export type RunEventType =
   | "native-low"
   | "rest-elsewhere"
   | "home-due"
+  // the agent's own words say it spends paid credits, which the user's paid_usage does not let it
+  | "paid-spend"
+  // the agent's own wait for its reset is over without it going on (turned off, stopped after repeated limits)
+  | "wait-ended"
   | "turn-boundary"
   // the receiver: it took the conversation, or did not in time; its screen asks to sign in, or asks a question
   | "took"
@@ -60,7 +64,7 @@ export type RunEventType =
 
 export const RUN_EVENTS: readonly RunEventType[] = [
   "drawn", "keys", "candidate", "dismissed", "left", "limit", "native-limit", "own-switch", "switch-took", "switch-failed",
-  "native-low", "rest-elsewhere", "home-due", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
+  "native-low", "rest-elsewhere", "home-due", "paid-spend", "wait-ended", "turn-boundary", "took", "not-taken", "sign-in", "question", "signed-in", "sign-in-late", "exit", "failing-exit", "signal",
 ];
 export const RUN_STATES: readonly RunState[] = [
   "receiving", "asking", "signing-in", "working", "limit-seen", "switching", "agent-waits", "moving-on", "kept-running", "stopping", "ended",
@@ -90,7 +94,9 @@ export type Effect =
   // stop the agent without resting its entry (a receiver that did not take over, one that asks to sign in, a signal)
   | "stop"
   // the agent stopped for good while its limit was left to its own wait: the session moves on after all
-  | "take-back";
+  | "take-back"
+  // the agent said its own wait for the reset is over without it going on: it is stopped and the session moves on
+  | "take-back-stop";
 
 export interface Move {
   event: RunEventType;
@@ -142,6 +148,7 @@ const WATCHED: Partial<Record<RunEventType, Rule>> = {
   "native-low": go("moving-on", "await-boundary", "a window is nearly spent"),
   "rest-elsewhere": go("moving-on", "await-boundary", "another session rested it"),
   "home-due": go("moving-on", "await-boundary", "an entry higher in the list is back"),
+  "paid-spend": go("moving-on", "await-boundary", "it spends paid credits the user did not allow"),
 };
 
 // Before the receiver took the conversation: its signs are looked for, the user's keys give it its time again.
@@ -187,6 +194,7 @@ export const TRANSITIONS: Record<RunState, Partial<Record<RunEventType, Rule>>> 
     limit: go("stopping", "arbitrate", "a new limit while it waits"),
     ...ALWAYS,
     "failing-exit": go("ended", "take-back", "it stopped for good while it waited"),
+    "wait-ended": go("stopping", "take-back-stop", "its own wait ended without it going on"),
     signal: go("stopping", "stop", "uuldana was told to stop while the agent waits"),
   },
   "moving-on": {

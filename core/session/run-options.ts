@@ -1,4 +1,5 @@
 import type { CeilingInForce, Level } from "../config/levels.js";
+import type { PaidUsage } from "../config/config.js";
 import type { ManifestRecord } from "../registry/types.js";
 import type { Assessment } from "./eligibility.js";
 import type { RunPart } from "./handoff.js";
@@ -22,6 +23,9 @@ export interface RunSettings {
   returnHome: boolean;
   commandKey: string;
   scrollback: number;
+  // an agent's offer of paid usage at its limit, and whether the run is unattended (--wait): no one to ask
+  paidUsage: PaidUsage;
+  unattended: boolean;
 }
 
 export interface EntryRunOptions {

@@ -22,6 +22,7 @@ import type { RunSettings } from "./run-options.js";
 import { screenGate } from "./screen-gate.js";
 import { buildHandoff, MAX_PROMPT_SIZE, type Handoff, type RunPart } from "./handoff.js";
 import { Journal, checkSessionsFolder } from "./journal.js";
+import { keepAccountsApart } from "./account-moves.js";
 import { assessProviders } from "./priority.js";
 import { Notifier } from "./notify.js";
 import { limitName, type NothingCanRun, type RunReport, type SessionEvent, type SessionResult } from "./result.js";
@@ -146,6 +147,8 @@ class SessionLoop {
     await this.reloadConfig(first);
     const handoff: boolean = this.parts.length > 0 && this.spoken;
     const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
+    // a move uuldana makes by itself never goes to another account of a provider whose terms forbid that
+    if (!first) keepAccountsApart(rows, this.runs.at(-1));
     // each run's part of the conversation leaves out its agent's own interface, as its manifest describes it
     for (const part of this.parts) part.chrome ??= compileLinePatterns(records.get(rows.find((row) => row.entry.key === part.entry)?.entry.id ?? "")?.manifest?.chrome ?? []);
     if (first && notes.length) this.emit({ type: "notes", notes });
@@ -235,7 +238,7 @@ class SessionLoop {
     const prompt = step.handoff && !native ? this.handoff(chosen) : undefined;
     // the run whose limit this one takes over from, if any
     const previous = this.runs.findLast((run) => run.limit?.action === "failover");
-    const { report, part } = await runEntry(runSettings(context), {
+    const { report, part } = await runEntry(runSettings(context, this.waitOn), {
       chosen,
       agentArgs: native ?? (step.first ? options.agentArgs : []),
       prompt: prompt?.prompt,
@@ -361,7 +364,7 @@ interface StepFacts {
 }
 
 // The few config values and places a run reads.
-function runSettings(context: Context): RunSettings {
+function runSettings(context: Context, unattended: boolean): RunSettings {
   const config = context.config;
   return {
     cwd: context.cwd,
@@ -375,6 +378,8 @@ function runSettings(context: Context): RunSettings {
     returnHome: config.returnHome,
     commandKey: config.commandKey,
     scrollback: config.scrollback,
+    paidUsage: config.paidUsage,
+    unattended,
   };
 }
 

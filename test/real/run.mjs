@@ -4,7 +4,7 @@
 // shows the right one.
 // The CLIs install from npm into a cache folder outside the clone, reused by later runs.
 // UULDANA_REAL_CHECKS=gates,limits runs only those groups, after the install and detection every group needs (unset:
-// all): flags (versions, --help, levels), hosted, limits, transcripts, preflight, failover, quota, rotate,
+// all): flags (versions, --help, levels), hosted, limits, automation, transcripts, preflight, failover, quota, rotate,
 // model-switch, gates, receivers, signed-in.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +19,7 @@ import { checkFailoverChain } from "./failover.mjs";
 import { checkGates } from "./gates.mjs";
 import { checkReceivers } from "./receivers.mjs";
 import { checkLimitScreens } from "./limits.mjs";
+import { checkAutomation } from "./automation.mjs";
 import { checkModelSwitch } from "./model-switch.mjs";
 import { checkPreflight } from "./preflight.mjs";
 import { checkQuota as checkClaudeQuota } from "./quota-claude-code.mjs";
@@ -236,6 +237,7 @@ for (const id of wanted("hosted") ? Object.keys(READY) : []) {
 }
 const groups = [
   ["limits", checkLimitScreens],
+  ["automation", checkAutomation],
   ["transcripts", checkClaudeTranscript],
   ["transcripts", checkCodexTranscript],
   ["transcripts", checkGeminiTranscript],
