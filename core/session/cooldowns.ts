@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 
 import { FileProblem, readRegularFile, removeLeftovers } from "../base/files.js";
 import { findDuplicateKeys, jsonText, JsonTooDeep, type DuplicateKey } from "../base/json.js";
-import { clearsJson, mergeRest, modelKey, rowJson, toClears, toCooldown, type Clears, type Cooldown } from "./cooldown-rows.js";
+import { clearsJson, mergeLaterEnd, mergeRest, modelKey, rowJson, toClears, toCooldown, type Clears, type Cooldown, type MergeRule } from "./cooldown-rows.js";
 import { acquireLock } from "./lock.js";
 import { isPendingName, readPending, removePending, savePending, setAside, type PendingFound } from "./pending-rests.js";
 
@@ -36,6 +36,8 @@ export interface CooldownWrite {
 export interface UpdateOptions {
   // how long to wait for another writer's lock (1 s by default)
   waitMs?: number;
+  // how the rests join the table's rows (recordRests): the table's own rule by default
+  rule?: MergeRule;
 }
 
 export type CooldownChange = (entries: Map<string, Cooldown>, clears: Clears) => void;
@@ -89,7 +91,7 @@ export async function recordRests(
   const file = join(dataDir, TABLE);
   return inTurn(file, async () => {
     const all = new Map([...(unsaved.get(file) ?? []), ...rests]);
-    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, all, now), now, options.waitMs ?? LOCK_WAIT_MS);
+    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, all, now, options.rule), now, options.waitMs ?? LOCK_WAIT_MS);
     if (outcome.written) {
       unsaved.delete(file);
       return outcome;
@@ -147,8 +149,9 @@ function inTurn<T>(file: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
-function addRests(entries: Map<string, Cooldown>, clears: Clears, rests: ReadonlyMap<string, Cooldown>, seen: Date): void {
-  for (const [key, row] of rests) mergeRest(entries, clears, key, row, seen);
+function addRests(entries: Map<string, Cooldown>, clears: Clears, rests: ReadonlyMap<string, Cooldown>, seen: Date, rule: MergeRule = "seen-later"): void {
+  const merge = rule === "later-end" ? mergeLaterEnd : mergeRest;
+  for (const [key, row] of rests) merge(entries, clears, key, row, seen);
 }
 
 // The rests saved beside the table, and those this process could save nowhere, merged into what was read.

@@ -5,6 +5,7 @@ import type { RunPart } from "./handoff.js";
 import type { Journal } from "./journal.js";
 import type { Gate } from "../registry/gate.js";
 import type { RunReport, RunStart } from "./result.js";
+import type { SharedRests } from "./shared-rests.js";
 
 // What one run of one entry is given, and what it leaves: the session hands these to runEntry.
 
@@ -22,6 +23,8 @@ export interface RunSettings {
   returnHome: boolean;
   commandKey: string;
   scrollback: number;
+  // the shared rest store, when shared_rests names one: rests and readings go there after the local table
+  shared?: SharedRests | undefined;
 }
 
 export interface EntryRunOptions {
