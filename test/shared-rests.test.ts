@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import { readCooldowns, recordRests } from "../core/session/cooldowns.js";
+import { formatInstant } from "../core/session/eligibility.js";
+import { readQuota } from "../core/session/quota-store.js";
 import { SharedRests, type Clock } from "../core/session/shared-rests.js";
 import { loadConfig } from "../core/config/config.js";
 import { parseSharedUrl } from "../core/config/shared-url.js";
@@ -121,6 +123,36 @@ describe("rests shared across machines", () => {
     expect((await b.run(["cooldowns", "clear", "other"])).stdout).toBe("Cleared: team-pool.\n");
     first.type("/exit\r");
     await first.exited;
+  });
+});
+
+describe("readings shared across machines", () => {
+  it("a reading another machine shares rotates a running session of the same account before the wall, and is kept here", async () => {
+    const b = machine(server.url(), { rotate_at_percent_left: 10 });
+    const terminal = open(b);
+    await terminal.waitFor("limit agent ready");
+    const resets = new Date(Date.now() + 3_600_000).toISOString();
+    const value = JSON.stringify({ v: 1, account: "limit", at: new Date().toISOString(), source: "statusline", windows: [{ name: "five_hour", used_percent: 95, resets_at: resets, window_minutes: 300 }], machine: "machine-a" });
+    await server.command(["SET", "uuldana:reading:limit", value]);
+    await server.command(["PUBLISH", "uuldana:changes", `uuldana:reading:limit\n${value}`]);
+    await terminal.waitFor("line agent ready", 20_000);
+    expect(terminal.raw).toContain(`uuldana: limit: its five_hour window had 5% left, at or below rotate_at_percent_left 10, so it was rotated before its allowance ran out; it rests until ${formatInstant(new Date(resets))}`);
+    expect(readQuota(b.data, "limit")).toMatchObject({ entry: "limit", source: "statusline", windows: [{ name: "five_hour", usedPercent: 95 }] });
+    terminal.type("/exit\r");
+    await terminal.exited;
+  });
+
+  it("a reading shared goes to the store under its account, expiring at its latest reset", async () => {
+    const a = machine();
+    const options = { store: parseSharedUrl(server.url(), "test"), dataDir: a.data, machine: "machine-a", entriesOf: () => [], notice: () => undefined };
+    const shared = await SharedRests.open(options, 1000);
+    const resetsAt = new Date(Date.now() + 7 * 3_600_000);
+    shared.shareReading({ account: "team", at: new Date(), source: "rollout", windows: [{ name: "primary", usedPercent: 40, resetsAt }] });
+    await waitFor(() => shared.up, "the store to take the reading");
+    const stored = JSON.parse(String(await server.command(["GET", "uuldana:reading:team"])));
+    expect(stored).toMatchObject({ v: 1, account: "team", source: "rollout", machine: "machine-a", windows: [{ name: "primary", used_percent: 40, resets_at: resetsAt.toISOString() }] });
+    expect(await server.command(["PEXPIRETIME", "uuldana:reading:team"])).toBe(resetsAt.getTime());
+    shared.close();
   });
 });
 

@@ -25,6 +25,7 @@ import { recordQuota } from "./quota-store.js";
 import type { Gate } from "../registry/gate.js";
 import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
 import { RestWatch } from "./rest-watch.js";
+import type { SharedReading } from "./shared-values.js";
 import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./run-options.js";
 import { finishRun } from "./run-finish.js";
 import type { Launch } from "./run-launch.js";
@@ -142,6 +143,9 @@ export class RunEngine {
     }
     const rests = this.restWatch();
     owned.add(() => rests.close());
+    // readings of this account taken on other machines, heard through the shared store
+    const shared = this.settings.shared;
+    if (shared) owned.add(shared.onReading(accountOf(this.options.chosen.entry), (reading) => this.quota.heard(nativeOf(reading))));
     const gate = this.gate;
     if (gate) {
       const watch = new GateWatch(gate, () => this.run.screen.visible(), (seen) => this.atGate(seen));
@@ -486,4 +490,9 @@ function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (te
   const said = failure.signIn ? "its screen says" : "its screen ends";
   const shown = line ? `; ${said} "${escapeControls(redact(line)).replace(/\s+/g, " ").slice(0, 100)}"` : "";
   return `${failure.reason}${shown}`;
+}
+
+// A reading heard from the shared store, as the agent's own numbers read.
+function nativeOf(reading: SharedReading): NativeQuota {
+  return { windows: reading.windows.map((window) => ({ name: window.name, usedPercent: window.usedPercent, ...(window.resetsAt ? { resetsAt: window.resetsAt.toISOString() } : {}), ...(window.windowMinutes ? { windowMinutes: window.windowMinutes } : {}) })) };
 }

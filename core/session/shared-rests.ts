@@ -94,6 +94,8 @@ export class SharedRests {
   private told = false;
   // keys whose bad value was said already
   private readonly badSaid = new Set<string>();
+  // who wants the readings of an account taken on other machines
+  private readonly listeners = new Set<{ account: string; heard: (reading: SharedReading) => void }>();
   // rests and readings not yet taken by the store, by key
   private readonly outbox = new Map<string, { value: string; until: number }>();
 
@@ -132,6 +134,13 @@ export class SharedRests {
     const until = Math.min(latestEnd(now), Math.max(now + 6 * 3_600_000, ...resets));
     this.outbox.set(READING_PREFIX + reading.account, { value: readingValue(reading, this.options.machine), until });
     void this.flush();
+  }
+
+  // Calls heard with each reading of the account another machine shares from now on; returns the remover.
+  onReading(account: string, heard: (reading: SharedReading) => void): () => void {
+    const listener = { account, heard };
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   close(): void {
@@ -231,7 +240,9 @@ export class SharedRests {
       if (row) await this.keep(new Map([[key.slice(REST_PREFIX.length), row]]));
     } else if (key.startsWith(READING_PREFIX)) {
       const reading = this.checked(key, readReading(key.slice(READING_PREFIX.length), value, now));
-      if (reading && reading.machine !== this.options.machine) this.keepReading(reading);
+      if (!reading || reading.machine === this.options.machine) return;
+      this.keepReading(reading);
+      for (const listener of [...this.listeners]) if (listener.account === reading.account) listener.heard(reading);
     }
   }
 
