@@ -36,8 +36,6 @@ export interface CooldownWrite {
 export interface UpdateOptions {
   // how long to wait for another writer's lock (1 s by default)
   waitMs?: number;
-  // how the rests join the table's rows (recordRests): the table's own rule by default
-  rule?: MergeRule;
 }
 
 export type CooldownChange = (entries: Map<string, Cooldown>, clears: Clears) => void;
@@ -91,7 +89,7 @@ export async function recordRests(
   const file = join(dataDir, TABLE);
   return inTurn(file, async () => {
     const all = new Map([...(unsaved.get(file) ?? []), ...rests]);
-    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, all, now, options.rule), now, options.waitMs ?? LOCK_WAIT_MS);
+    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, all, now), now, options.waitMs ?? LOCK_WAIT_MS);
     if (outcome.written) {
       unsaved.delete(file);
       return outcome;
@@ -105,6 +103,22 @@ export async function recordRests(
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       return { written: false, notice: `${outcome.notice}; nor could the rest be saved beside the table (${code}): it counts in this process only` };
     }
+  });
+}
+
+// Records rests heard from the shared store (shared-rests.ts) by its rule, the later end wins: only those that end
+// later than the table's rows of their keys, looked at again in this process's turn for the table (another session of
+// this process may have written them meanwhile), and no write at all when none does. A rest that cannot be written
+// now is saved beside the table. Returns the rests it wrote.
+export async function recordLater(dataDir: string, rests: ReadonlyMap<string, Cooldown>, now: Date = new Date()): Promise<Map<string, Cooldown>> {
+  const file = join(dataDir, TABLE);
+  return inTurn(file, async () => {
+    const table = await readCooldowns(dataDir);
+    const later = new Map([...rests].filter(([key, row]) => (table.entries.get(key)?.until.getTime() ?? 0) < row.until.getTime()));
+    if (later.size === 0) return later;
+    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, later, now, "later-end"), now, LOCK_WAIT_MS);
+    if (!outcome.written) await savePending(dataDir, later, now).catch(() => undefined);
+    return later;
   });
 }
 

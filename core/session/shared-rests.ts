@@ -1,5 +1,5 @@
 import type { SharedStoreUrl } from "../config/shared-url.js";
-import { readCooldowns, recordRests, type Cooldown } from "./cooldowns.js";
+import { readCooldowns, recordLater, type Cooldown } from "./cooldowns.js";
 import { recordQuota, type QuotaReading } from "./quota-store.js";
 import { CHANNEL, latestEnd, READING_PREFIX, readingValue, readReading, readRest, REST_PREFIX, restValue, type SharedReading } from "./shared-values.js";
 
@@ -248,10 +248,7 @@ export class SharedRests {
 
   // Rests heard written into the local table, those that end later than what it holds.
   private async keep(rests: Map<string, Cooldown>): Promise<void> {
-    const table = await readCooldowns(this.options.dataDir);
-    const later = new Map([...rests].filter(([key, row]) => (table.entries.get(key)?.until.getTime() ?? 0) < row.until.getTime()));
-    if (later.size === 0) return;
-    await recordRests(this.options.dataDir, later, new Date(this.clock.now()), { rule: "later-end" });
+    const later = await recordLater(this.options.dataDir, rests, new Date(this.clock.now()));
     for (const [key, row] of later) this.options.record?.("shared-rest-heard", { account: key, until: row.until.toISOString(), machine: row.machine ?? null });
   }
 
