@@ -11,9 +11,10 @@ import { createServer, createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
 import { failover, failoverHome } from "./failover.mjs";
-import { fmt, goal, since, sleep, stats } from "./stats.mjs";
+import { fmt, goal, sleep, stats } from "./stats.mjs";
 
 const MACHINES = 3;
 const SESSIONS = 10;
@@ -79,82 +80,129 @@ export async function measure({ root }) {
   }
 }
 
-// 3 data dirs × 10 sessions writing for a while; what came of each rest.
+// 3 data dirs × 10 sessions writing for a while, each data dir a machine of its own in a worker thread (its own event
+// loop, as another machine's uuldana has); what came of each rest.
 async function scale(root, url, seconds) {
-  const { SharedRests } = await import(pathToFileURL(join(root, "dist", "core", "session", "shared-rests.js")).href);
-  const { readCooldowns, recordRests } = await import(pathToFileURL(join(root, "dist", "core", "session", "cooldowns.js")).href);
-  const { parseSharedUrl } = await import(pathToFileURL(join(root, "dist", "core", "config", "shared-url.js")).href);
   const top = mkdtempSync(join(tmpdir(), "uuldana-bench-shared-"));
   const dirs = Array.from({ length: MACHINES }, (_, index) => join(top, `machine-${index}`));
   for (const dataDir of dirs) mkdirSync(dataDir, { mode: 0o700 });
-  const notices = [];
-  const sessions = [];
-  for (const [index, dataDir] of dirs.entries()) {
-    for (let one = 0; one < SESSIONS; one++) {
-      const options = { store: parseSharedUrl(url, "bench"), dataDir, machine: `machine-${index}`, entriesOf: () => [], notice: (line) => notices.push(line) };
-      sessions.push({ dataDir, shared: await SharedRests.open(options, 2000) });
-    }
-  }
-  // the rests written and not yet held by every data dir: account → { until, at, left (dirs still to hold it) }
-  const waiting = new Map();
-  const spread = [];
-  const share = [];
-  const latest = new Map();
-  const look = async (dataDir) => {
-    const table = await readCooldowns(dataDir);
-    for (const [key, rest] of [...waiting]) {
-      if (!rest.left.has(dataDir) || (table.entries.get(rest.account)?.until.getTime() ?? 0) < rest.until) continue;
-      rest.left.delete(dataDir);
-      if (rest.left.size === 0) {
-        spread.push(since(rest.at));
-        waiting.delete(key);
-      }
-    }
-  };
-  const watchers = dirs.map((dataDir) => watch(dataDir, () => void look(dataDir)));
-  let written = 0;
-  let readings = 0;
-  let counter = 0;
   const base = Date.now() + 3_600_000;
-  const end = Date.now() + seconds * 1000;
-  const writers = sessions.map(async ({ dataDir, shared }, index) => {
-    await sleep((index * EVERY_MS) / sessions.length);
-    while (Date.now() < end) {
-      const account = `account-${Math.floor(Math.random() * ACCOUNTS)}`;
-      // each rest ends later than every one before it: every one must reach every data dir
-      const until = base + ++counter * 1000;
-      const row = { until: new Date(until), since: new Date(), source: "inferred", kind: "weekly", text: "bench rest" };
-      const at = process.hrtime.bigint();
-      waiting.set(`${account}#${until}`, { account, until, at, left: new Set(dirs) });
-      latest.set(account, until);
-      await recordRests(dataDir, new Map([[account, row]]));
-      const sharing = process.hrtime.bigint();
-      await shared.shareRest(account, row);
-      share.push(since(sharing));
-      shared.shareReading({ account, at: new Date(), source: "bench", windows: [{ name: "five_hour", usedPercent: Math.random() * 100 }] });
-      written++;
-      readings++;
-      await sleep(EVERY_MS);
-    }
-  });
-  await Promise.all(writers);
-  // a rest is lost when a data dir never holds it (or a later one of its account): waited for 10 s more at most
-  const settle = Date.now() + 10_000;
-  while (waiting.size && Date.now() < settle) {
-    for (const dataDir of dirs) await look(dataDir);
-    await sleep(100);
-  }
-  let lost = 0;
-  for (const dataDir of dirs) {
-    const table = await readCooldowns(dataDir);
-    for (const [account, until] of latest) if ((table.entries.get(account)?.until.getTime() ?? 0) < until) lost++;
-  }
-  for (const watcher of watchers) watcher.close();
-  for (const { shared } of sessions) shared.close();
+  // each rest written: when, and when each data dir held it (or a later one of its account)
+  const rests = new Map();
+  const share = [];
+  const notices = [];
+  const finals = [];
+  let readings = 0;
+  const started = Date.now();
+  const workers = dirs.map((dataDir, index) => new Worker(new URL(import.meta.url), { workerData: { sharedRestsMachine: true, root, url, dataDir, index, seconds, base, started } }));
+  const ended = workers.map(
+    (worker) =>
+      new Promise((resolve, reject) => {
+        worker.on("error", reject);
+        worker.on("message", (message) => {
+          if (message.written) {
+            rests.set(message.written.key, { ...message.written, held: new Map() });
+            for (const other of workers) other.postMessage({ rest: message.written });
+          } else if (message.held) rests.get(message.held.key)?.held.set(message.held.dataDir, message.held.at);
+          else if (message.share !== undefined) share.push(message.share);
+          else if (message.reading) readings++;
+          else if (message.notice) notices.push(message.notice);
+          else if (message.final) {
+            finals.push(message.final);
+            resolve();
+          }
+        });
+      }),
+  );
+  await Promise.all(ended);
+  await Promise.all(workers.map((worker) => worker.terminate()));
   rmSync(top, { recursive: true, force: true });
   if (notices.length) throw new Error(`the store said: ${notices[0]}`);
-  return { written, readings, lost: lost + waiting.size, spread, share };
+  // the latest rest of each account, which every data dir's table must end with
+  const latest = new Map();
+  for (const rest of rests.values()) latest.set(rest.account, Math.max(latest.get(rest.account) ?? 0, rest.until));
+  let lost = 0;
+  for (const table of finals) for (const [account, until] of latest) if ((table[account] ?? 0) < until) lost++;
+  const spread = [];
+  for (const rest of rests.values()) {
+    if (rest.held.size < MACHINES) lost++;
+    else spread.push(Math.max(0, ...[...rest.held.values()].map((at) => at - rest.at)));
+  }
+  return { written: rests.size, readings, lost, spread, share };
 }
+
+// One machine: its data dir, 10 sessions' stores, each writing a rest and a reading every EVERY_MS; its table watched
+// for the rests every machine wrote.
+async function machineThread({ root, url, dataDir, index, seconds, base, started }) {
+  const load = (path) => import(pathToFileURL(join(root, "dist", "core", ...path)).href);
+  const { SharedRests } = await load(["session", "shared-rests.js"]);
+  const { readCooldowns, recordRests } = await load(["session", "cooldowns.js"]);
+  const { parseSharedUrl } = await load(["config", "shared-url.js"]);
+  const now = () => performance.timeOrigin + performance.now();
+  const sessions = [];
+  for (let one = 0; one < SESSIONS; one++) {
+    const options = { store: parseSharedUrl(url, "bench"), dataDir, machine: `machine-${index}`, entriesOf: () => [], notice: (line) => parentPort.postMessage({ notice: line }) };
+    sessions.push(await SharedRests.open(options, 2000));
+  }
+  const waiting = new Map();
+  let looking = false;
+  let again = false;
+  const look = async () => {
+    if (looking) return void (again = true);
+    looking = true;
+    do {
+      again = false;
+      const table = await readCooldowns(dataDir);
+      for (const [key, rest] of [...waiting]) {
+        if ((table.entries.get(rest.account)?.until.getTime() ?? 0) < rest.until) continue;
+        waiting.delete(key);
+        parentPort.postMessage({ held: { key, dataDir, at: now() } });
+      }
+    } while (again);
+    looking = false;
+  };
+  parentPort.on("message", (message) => {
+    if (!message.rest) return;
+    waiting.set(message.rest.key, message.rest);
+    void look();
+  });
+  const watcher = watch(dataDir, () => void look());
+  const end = Date.now() + seconds * 1000;
+  let count = 0;
+  await Promise.all(
+    sessions.map(async (shared, one) => {
+      await sleep(((index * SESSIONS + one) * EVERY_MS) / (MACHINES * SESSIONS));
+      while (Date.now() < end) {
+        const account = `account-${Math.floor(Math.random() * ACCOUNTS)}`;
+        // later than every rest written before it, on any machine: each must reach every data dir
+        const until = base + Math.round((now() - started) * 4) + index;
+        const key = `${account}#${until}`;
+        const row = { until: new Date(until), since: new Date(), source: "inferred", kind: "weekly", text: "bench rest" };
+        parentPort.postMessage({ written: { key, account, until, at: now() } });
+        await recordRests(dataDir, new Map([[account, row]]));
+        const sharing = now();
+        await shared.shareRest(account, row);
+        parentPort.postMessage({ share: now() - sharing });
+        shared.shareReading({ account, at: new Date(), source: "bench", windows: [{ name: "five_hour", usedPercent: Math.random() * 100 }] });
+        parentPort.postMessage({ reading: ++count });
+        await sleep(EVERY_MS);
+      }
+    }),
+  );
+  // the other machines' last rests arrive within 10 s, or are lost
+  await sleep(3000);
+  const settle = Date.now() + 10_000;
+  while (waiting.size && Date.now() < settle) {
+    await look();
+    await sleep(100);
+  }
+  watcher.close();
+  for (const shared of sessions) shared.close();
+  const table = await readCooldowns(dataDir);
+  parentPort.postMessage({ final: Object.fromEntries([...table.entries].map(([account, row]) => [account, row.until.getTime()])) });
+}
+
+if (!isMainThread && workerData?.sharedRestsMachine) await machineThread(workerData);
 
 function percentile(samples, share) {
   if (samples.length === 0) return undefined;
