@@ -304,6 +304,13 @@ describe("the setting", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("UULDANA_SHARED_RESTS: shared_rests is not a redis:// or rediss:// URL with a host");
     expect(bad.stderr).not.toContain("hunter2-secret");
+    // the file's value is never repeated either: it may hold the password
+    a.write("config/config.json", { providers: ["limit", "line"], auto_detect: false, shared_rests: "http://user:hunter2-secret@example.org" });
+    const fromFile = await a.run(["providers", "list"]);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toBe(
+      `uuldana: ${join(a.config, "config.json")}: shared_rests is not a redis:// or rediss:// URL with a host [E_CONFIG_INVALID]\nhint: give it as redis://[USER]:PASSWORD@HOST:PORT[/DB] (rediss:// for TLS), or remove it to keep rests on this machine only\n`,
+    );
   });
 });
 
