@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
@@ -175,6 +175,41 @@ describe("faults of the store", () => {
     expect(journal.filter((event) => event.type === "shared-store").map((event) => event.state)).toEqual(["away", "back"]);
   });
 
+  it("down at start: the session starts on its local table, says so once, and its rest reaches the store once it is up", async () => {
+    const a = machine();
+    await server.kill();
+    const terminal = open(a);
+    await meetTheWall(terminal);
+    expect(JSON.parse(readFileSync(join(a.data, "cooldowns.json"), "utf8")).entries.limit.kind).toBe("weekly");
+    await server.begin();
+    await pollStore();
+    terminal.type("/exit\r");
+    await terminal.exited;
+    const said = terminal.raw.replace(/\r/g, "");
+    expect(count(said, "uuldana: the shared rest store")).toBe(1);
+    expect(said).toContain(notice("refuses connections (ECONNREFUSED)"));
+    const journal = sessionJournals(a.data)[0]!;
+    expect(journal.filter((event) => event.type === "shared-store").map((event) => event.state)).toEqual(["away", "back"]);
+  });
+
+  it("restarted empty: the rests it held before are written to it again from the local table", async () => {
+    const a = machine();
+    const terminal = open(a);
+    await meetTheWall(terminal);
+    await pollStore();
+    const before = (await storedRest())!;
+    await server.kill();
+    await server.begin();
+    expect(await storedRest()).toBeUndefined();
+    await pollStore();
+    expect(await storedRest()).toEqual(before);
+    terminal.type("/exit\r");
+    await terminal.exited;
+    expect(count(terminal.raw, "uuldana: the shared rest store")).toBe(1);
+    const journal = sessionJournals(a.data)[0]!;
+    expect(journal.filter((event) => event.type === "shared-store").map((event) => event.state)).toEqual(["away", "back"]);
+  });
+
   it("stopped (SIGSTOP): a failover waits for it no longer than its bound, and the rest reaches it once it runs again", async () => {
     const a = machine();
     const terminal = open(a);
@@ -242,12 +277,16 @@ describe("faults of the store", () => {
         `uuldana: the shared rest store holds uuldana:rest:typed, which is not a rest or reading uuldana wrote (its "until" is not a time); it is read as none`,
       ].sort(),
     );
-    // a session meeting the wall writes its own rest over the hostile one
+    // a session reading them runs on, says each bad key once, and writes its own rest over the hostile one
     const terminal = open(a);
     await meetTheWall(terminal);
     await pollStore();
+    expect(await storedRest()).toMatchObject({ v: 1, kind: "weekly", machine: hostname() });
     terminal.type("/exit\r");
     await terminal.exited;
+    const said = terminal.raw.replace(/\r/g, "");
+    for (const key of ["big", "limit", "line", "typed"]) expect(count(said, `uuldana: the shared rest store holds uuldana:rest:${key}, which`)).toBe(1);
+    expect(count(said, "uuldana: the shared rest store redis://")).toBe(0);
   });
 
   it("a failover waits for the store at most 250 ms, on an injected clock, then goes on and retries in the background", async () => {
@@ -289,6 +328,15 @@ describe("the setting", () => {
       await runFile(process.execPath, ["--import", join(fixtures, "loaded-modules.mjs"), bin, ...args], { cwd: a.project, env });
       expect(redisModules()).toBe(0);
     }
+    // a whole session, failover included, loads none either (it does load the terminal library, so the list is its)
+    rmSync(list);
+    const session = new TestTerminal(process.execPath, ["--import", join(fixtures, "loaded-modules.mjs"), bin, "run"], { cwd: a.project, env: { ...env, TZ: "Europe/Berlin", LIMIT_MODE: "answer" }, cols: 220 });
+    terminals.push(session);
+    await meetTheWall(session);
+    session.type("/exit\r");
+    await session.exited;
+    expect(readFileSync(list, "utf8")).toContain("node-pty");
+    expect(redisModules()).toBe(0);
     await runFile(process.execPath, ["--import", join(fixtures, "loaded-modules.mjs"), bin, "cooldowns"], { cwd: a.project, env: { ...env, UULDANA_SHARED_RESTS: server.url() } });
     expect(redisModules()).toBeGreaterThan(0);
   });
