@@ -13,7 +13,7 @@ import { renderTable } from "./table.js";
 import { formatWait } from "../base/time.js";
 
 // uuldana cooldowns: the accounts resting after a usage limit, and until when. With a shared store, its rests are
-// merged into the local table first (waited for at most a second).
+// merged into the local table first (waited for at most MERGE_WAIT_MS).
 export async function listCooldowns(context: Context, options: { json?: boolean; now?: Date }): Promise<CommandResult> {
   const said = await mergeShared(context);
   const table = usable(await readCooldowns(context.dirs.data));
@@ -101,6 +101,11 @@ export async function clearCooldowns(context: Context, given: string | undefined
 
 // --- internal ---
 
+// How long cooldowns waits for the store's rests. No failover waits on it: it is the merge of a command the user ran to
+// see them (reading every key and writing the table), so it is given room on a busy machine; a store that hangs is
+// still given up on after 2 s without an answer (shared-rests.ts).
+const MERGE_WAIT_MS = 3000;
+
 // The shared store's rests merged into the local table, when shared_rests names a store; what it had to say.
 async function mergeShared(context: Context): Promise<string[]> {
   const store = context.config.sharedRests;
@@ -109,7 +114,7 @@ async function mergeShared(context: Context): Promise<string[]> {
   const said: string[] = [];
   const entriesOf = (account: string): string[] => context.config.entries.filter((entry) => accountOf(entry) === account).map((entry) => entry.key);
   const meanwhile = "the rests shown are this machine's alone";
-  const shared = await SharedRests.open({ store, dataDir: context.dirs.data, machine: hostname(), entriesOf, meanwhile, listen: false, notice: (line) => void said.push(line) }, 1000);
+  const shared = await SharedRests.open({ store, dataDir: context.dirs.data, machine: hostname(), entriesOf, meanwhile, listen: false, notice: (line) => void said.push(line) }, MERGE_WAIT_MS);
   shared.close();
   return said;
 }
