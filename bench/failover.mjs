@@ -18,8 +18,9 @@ export const rows = {
   failover: { name: "failover: limit line to next agent, less quiet", goal: `< ${GOAL_MS} ms` },
 };
 
-// ms from the limit line to the next agent's first line, or undefined when a trial did not get that far
-async function failover(pty, cli, home) {
+// ms from the limit line to the next agent's first line, or undefined when a trial did not get that far (the
+// shared-rests section runs it too, with and without a store)
+export async function failover(pty, cli, home) {
   rmSync(join(home.dir, "data"), { recursive: true, force: true });
   const child = pty.spawn(process.execPath, [cli, "run"], { name: "xterm-256color", cols: 160, rows: 40, env: home.env, cwd: home.dir });
   let out = "";
@@ -60,16 +61,23 @@ async function agentStart(pty, file, env) {
   return at;
 }
 
+// A home with the two stand-ins a failover goes between; more config fields (a shared store) when given.
+export function failoverHome(root, label, fields = {}) {
+  const home = scratch(label);
+  const agents = join(root, "test", "fixtures", "agents");
+  home.link("first", join(agents, "limit-agent.mjs"));
+  home.link("second", join(agents, "line-agent.mjs"));
+  for (const id of ["first", "second"]) home.provider(id, { prompt: { mode: "argv" }, exit: { keys: ["{escape}", "/exit", "{enter}"], wait_seconds: 2 } });
+  home.config({ providers: ["first", "second"], quiet_seconds: QUIET, ...fields });
+  home.env.LIMIT_MODE = "answer";
+  return home;
+}
+
 export async function measure({ root }) {
   const pty = createRequire(join(root, "package.json"))("node-pty");
-  const home = scratch("failover");
+  const home = failoverHome(root, "failover");
   try {
     const agents = join(root, "test", "fixtures", "agents");
-    home.link("first", join(agents, "limit-agent.mjs"));
-    home.link("second", join(agents, "line-agent.mjs"));
-    for (const id of ["first", "second"]) home.provider(id, { prompt: { mode: "argv" }, exit: { keys: ["{escape}", "/exit", "{enter}"], wait_seconds: 2 } });
-    home.config({ providers: ["first", "second"], quiet_seconds: QUIET });
-    home.env.LIMIT_MODE = "answer";
     const cli = join(root, "dist", "core", "cli", "main.js");
     const switched = [];
     const started = [];

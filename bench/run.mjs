@@ -11,6 +11,7 @@ import * as failover from "./failover.mjs";
 import * as memory from "./memory.mjs";
 import * as providersList from "./providers-list.mjs";
 import * as reader from "./reader.mjs";
+import * as sharedRests from "./shared-rests.mjs";
 import { machineBusySeconds, ownTreeSeconds } from "./proc.mjs";
 import { findScript } from "./script.mjs";
 import { since } from "./stats.mjs";
@@ -25,6 +26,7 @@ const SECTIONS = [
   ["cpu", cpu],
   ["reader", reader],
   ["failover", failover],
+  ["shared rests", sharedRests],
 ];
 
 // UULDANA_BENCH_ONLY="throughput,key echo" measures those sections alone, for work on one of them

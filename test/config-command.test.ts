@@ -47,7 +47,7 @@ describe("uuldana config get", () => {
     sandbox.write("config/config.json", { ceiling: "ask" });
     const schema = JSON.parse(readFileSync(join(root, "schemas", "config.schema.json"), "utf8")) as { properties: Record<string, { description: string }> };
     const keys = Object.keys(schema.properties).filter((key) => key !== "ceiling");
-    expect(keys.length).toBe(21);
+    expect(keys.length).toBe(22);
     for (const key of keys) {
       const named = /\(default ([^;)]+)[;)]/.exec(schema.properties[key]!.description)?.[1];
       const run = await sandbox.run(["config", "get", key]);
@@ -204,7 +204,7 @@ describe("uuldana config set", () => {
     expect(await sandbox.run(["config", "set", "celing", "ask"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: "celing" is not a setting uuldana knows [E_USAGE]\nhint: did you mean "ceiling"?\n' });
     expect(await sandbox.run(["config", "get", "quiet_second"])).toEqual({ code: 2, stdout: "", stderr: 'uuldana: "quiet_second" is not a setting uuldana knows [E_USAGE]\nhint: did you mean "quiet_seconds"?\n' });
     const all =
-      "$schema, providers, failover, auto_detect, cooldown_minutes, ceiling, quiet_seconds, dismiss_seconds, command_key, scrollback, rotate_at_percent_left, handoff_workspace, receiver_seconds, wait, wait_max_hours, return_home, notify, notify_command, paid_usage, packs, replaces, redact";
+      "$schema, providers, failover, auto_detect, cooldown_minutes, ceiling, quiet_seconds, dismiss_seconds, command_key, scrollback, rotate_at_percent_left, handoff_workspace, receiver_seconds, wait, wait_max_hours, return_home, notify, notify_command, paid_usage, packs, replaces, shared_rests, redact";
     expect(await sandbox.run(["config", "unset", "colour"])).toEqual({ code: 2, stdout: "", stderr: `uuldana: "colour" is not a setting uuldana knows [E_USAGE]\nhint: the settings are ${all}\n` });
     expect(read()).toBe("{}\n");
   });

@@ -116,7 +116,7 @@ describe("uuldana cooldowns", () => {
     expect(list.stdout.split("\n")[1]).toMatch(/^claude-work  2998-06-01 09:30 UTC  \d+ days  inferred  weekly  You've hit your weekly limit$/);
     const json = JSON.parse((await sandbox.run(["cooldowns", "list", "--json"])).stdout);
     expect(json.map((r: { entry: string }) => r.entry)).toEqual(["claude-work", "codex"]);
-    expect(json[1]).toEqual({ entry: "codex", until: "2999-01-01T00:00:00.000Z", since: "2026-11-30T12:00:00.000Z", source: "inferred", kind: "weekly", text: "You've hit your usage limit." });
+    expect(json[1]).toEqual({ entry: "codex", account: "codex", until: "2999-01-01T00:00:00.000Z", since: "2026-11-30T12:00:00.000Z", source: "inferred", kind: "weekly", text: "You've hit your usage limit." });
     expect(await sandbox.run(["cooldowns", "clear", "codex"])).toEqual({ code: 0, stdout: "Cleared: codex.\n", stderr: "" });
     expect(await sandbox.run(["cooldowns", "clear", "codex"])).toEqual({ code: 0, stdout: "codex was not resting.\n", stderr: "" });
     expect(await sandbox.run(["cooldowns", "clear"])).toEqual({ code: 0, stdout: "Cleared: claude-work.\n", stderr: "" });

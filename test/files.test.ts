@@ -298,7 +298,7 @@ describe("a key given twice", () => {
     const warning = `${file}: the entry "codex" has two rows, at 2:3 and 3:3; the longer rest is used`;
     const list = await runQuickly(["cooldowns", "--json"]);
     expect(list.stderr).toBe(`warning: ${warning}, and the next write keeps one\n`);
-    expect(JSON.parse(list.stdout)).toEqual([{ entry: "codex", until: "2999-01-01T00:00:00.000Z", since: null, source: "inferred", kind: null, text: null }]);
+    expect(JSON.parse(list.stdout)).toEqual([{ entry: "codex", account: "codex", until: "2999-01-01T00:00:00.000Z", since: null, source: "inferred", kind: null, text: null }]);
     const write = await updateCooldowns(sandbox.data, (entries) => void entries.set("gemini", row("2999-01-01T00:00:00Z")));
     expect(write).toEqual({ written: true, notice: `${warning}; the table now has one` });
     expect((await readCooldowns(sandbox.data)).problem).toBeUndefined();

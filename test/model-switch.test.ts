@@ -60,7 +60,7 @@ describe("switching model in place at a per-model limit", () => {
 
     const cooldowns = JSON.parse((await sandbox.run(["cooldowns", "--json"])).stdout) as Record<string, unknown>[];
     expect(cooldowns).toEqual([
-      { entry: "model@opus", until: LIMIT_RESET.iso, since: expect.any(String), source: "inferred", kind: "per-model", text: `You've hit your Opus limit · resets ${LIMIT_RESET.text}`, model: "opus" },
+      { entry: "model@opus", account: "model", until: LIMIT_RESET.iso, since: expect.any(String), source: "inferred", kind: "per-model", text: `You've hit your Opus limit · resets ${LIMIT_RESET.text}`, model: "opus" },
     ]);
     const listed = JSON.parse((await sandbox.run(["providers", "list", "--json"])).stdout) as Record<string, unknown>[];
     expect(listed.find((row) => row.entry === "model")).toMatchObject({ resting_until: null, eligible: true, resting_models: [{ model: "opus", until: LIMIT_RESET.iso }] });

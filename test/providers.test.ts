@@ -50,6 +50,7 @@ describe("providers list", () => {
       {
         entry: "delta",
         provider: "delta",
+        account: "delta",
         name: "Stand-in delta",
         account_env: {},
         origin: "config",
@@ -71,6 +72,7 @@ describe("providers list", () => {
       {
         entry: "alpha-work",
         provider: "alpha",
+        account: "alpha-work",
         name: "Stand-in alpha",
         account_env: {},
         origin: "config",
@@ -92,6 +94,7 @@ describe("providers list", () => {
       {
         entry: "beta",
         provider: "beta",
+        account: "beta",
         name: "Stand-in beta",
         account_env: {},
         origin: "detected",

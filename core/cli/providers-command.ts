@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 
 import { UuldanaError, formatError } from "../base/errors.js";
+import { accountOf } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { ceilingOrigin } from "../config/levels.js";
 import { levelsAboveReference, referenceFor, referencesByExecutable } from "../registry/level-reference.js";
@@ -28,7 +29,8 @@ export async function listProviders(context: Context, options: ListOptions = {})
     ["#", "ENTRY", "PROVIDER", "SOURCE", "VERIFIED", "VERSION", "SIGNED IN", "LEVEL", "PROMPT", "RESTING UNTIL", "STATUS"],
     rows.map((row) => [
       String(row.order),
-      row.entry.key,
+      // an entry that names an account of its own shows it: its rests are that account's
+      accountOf(row.entry) === row.entry.key ? row.entry.key : `${row.entry.key} (account ${accountOf(row.entry)})`,
       row.entry.id,
       (sourceOf(row) ?? "-") + (replacedOf(row) ? `, replaces ${replacedOf(row)}` : ""),
       verifiedOf(row) ?? "-",
@@ -94,6 +96,8 @@ function toJson(row: Assessment, source: string | null, replaces: string | null)
   return {
     entry: row.entry.key,
     provider: row.entry.id,
+    // the identity its allowance belongs to: its rests are kept, and shared, by it
+    account: accountOf(row.entry),
     name: row.manifest?.name ?? null,
     // the variables that select another account of this CLI, and the values this entry gives them
     account_env: Object.fromEntries(Object.keys(row.manifest?.account_env ?? {}).map((name) => [name, row.entry.env[name] === undefined ? null : "set"])),

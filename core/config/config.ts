@@ -9,6 +9,7 @@ import { findProjectConfig } from "./project-config.js";
 import { credentialArgs } from "./redaction.js";
 import { describePointer } from "../base/schema.js";
 import { checkSchema, checkUserConfig } from "./config-check.js";
+import { parseSharedUrl, type SharedStoreUrl } from "./shared-url.js";
 
 // The settings a session runs with, after defaults, the user's file and the project's restrictions.
 export interface Config {
@@ -47,6 +48,8 @@ export interface Config {
   replaces: Record<string, string>;
   // patterns blanked out of session journals
   redact: RegExp[];
+  // the Redis or Valkey server rests and readings are shared through (shared_rests or UULDANA_SHARED_RESTS); none: this machine only
+  sharedRests: SharedStoreUrl | undefined;
   // the env values (and credential args) of every entry of the user's own file, kept before a project's config cuts the list down: they
   // are secrets whatever the project keeps
   secrets: string[];
@@ -61,6 +64,7 @@ export type PaidUsage = "never" | "ask" | "allow";
 interface RawEntry {
   id: string;
   name?: string;
+  account?: string;
   env?: Record<string, string>;
   args?: string[];
   rotate_at_percent_left?: number;
@@ -91,6 +95,7 @@ interface RawConfig {
   packs?: string[];
   replaces?: Record<string, string>;
   redact?: string[];
+  shared_rests?: string;
 }
 
 export interface ConfigOptions {
@@ -111,6 +116,7 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
   const userFile = options.configFile ?? join(options.configDir, "config.json");
   const user = options.user === false ? {} : await readUserConfig(userFile, options.configFile !== undefined);
   const entries = toEntries(user.providers ?? [], env);
+  const sharedRests = sharedStore(user, userFile, env);
   const config: Config = {
     entries,
     failover: user.failover ?? true,
@@ -135,7 +141,8 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
     packs: user.packs ?? [],
     replaces: user.replaces ?? {},
     redact: compileRedactions(user.redact ?? []),
-    secrets: entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]),
+    sharedRests,
+    secrets: [...entries.flatMap((entry) => [...Object.values(entry.env), ...credentialArgs(entry.args)]), ...(sharedRests?.secrets ?? [])],
     userFile,
     projectFile: undefined,
     notes: [],
@@ -147,7 +154,19 @@ export async function loadConfig(options: ConfigOptions): Promise<Config> {
   return config;
 }
 
+// The account an entry's allowance belongs to: its own "account", else its key. Rests are kept by account.
+export function accountOf(entry: Pick<Entry, "key" | "account">): string {
+  return entry.account ?? entry.key;
+}
+
 // --- internal ---
+
+// The shared rest store: UULDANA_SHARED_RESTS over the user's shared_rests (a project's config never sets it).
+function sharedStore(user: RawConfig, file: string, env: Env): SharedStoreUrl | undefined {
+  const fromEnv = env.UULDANA_SHARED_RESTS;
+  if (fromEnv) return parseSharedUrl(fromEnv, "UULDANA_SHARED_RESTS");
+  return user.shared_rests === undefined ? undefined : parseSharedUrl(user.shared_rests, file);
+}
 
 // The user's redact patterns, compiled: checkUserConfig has made sure each one is a regular expression.
 function compileRedactions(patterns: string[]): RegExp[] {
@@ -187,6 +206,7 @@ function toEntries(items: (string | RawEntry)[], env: Env): Entry[] {
       key,
       id: raw.id,
       ...(raw.name ? { name: raw.name } : {}),
+      ...(raw.account ? { account: raw.account } : {}),
       env: expandedEnv,
       args: (raw.args ?? []).map((arg) => expandHome(arg, env)),
       ...(raw.rotate_at_percent_left !== undefined ? { rotateAtPercentLeft: raw.rotate_at_percent_left } : {}),
@@ -255,6 +275,8 @@ export interface Entry {
   key: string;
   id: string;
   name?: string;
+  // the account its allowance belongs to, when the user named one (accountOf gives the key otherwise)
+  account?: string;
   env: Record<string, string>;
   args: string[];
   // the entry's own rotate_at_percent_left, over the config's

@@ -8,9 +8,15 @@ export interface Cooldown {
   source: "inferred" | "native" | "manual";
   kind: string | undefined;
   text: string | undefined;
-  // a rest of one model only (the row keyed "<entry>@<model>"): the entry runs, on another model
+  // a rest of one model only (the row keyed "<account>@<model>"): the entry runs, on another model
   model?: string | undefined;
+  // the machine whose uuldana wrote it, for a rest that came from the shared store (shared-rests.ts)
+  machine?: string | undefined;
 }
+
+// How a rest joins rows that may hold one for its key already: "seen-later" (the table's own rule, mergeRest), or
+// "later-end" (the shared store's: of two rests of one key, the one that ends later counts).
+export type MergeRule = "seen-later" | "later-end";
 
 // When rests were last cleared by hand, by key; ALL_ENTRIES is "cooldowns clear" with no entry.
 export type Clears = Map<string, Date>;
@@ -41,6 +47,17 @@ export function mergeRest(entries: Map<string, Cooldown>, clears: Clears, key: s
   return true;
 }
 
+// Adds a rest by the shared store's rule: void when seen before the last clear that covers it, as in mergeRest; else
+// taken when no rest of its key ends as late. True when the rest was taken.
+export function mergeLaterEnd(entries: Map<string, Cooldown>, clears: Clears, key: string, row: Cooldown, seen: Date): boolean {
+  const cleared = clearedAt(clears, key, row);
+  if (cleared !== undefined && (row.since ?? seen).getTime() <= cleared) return false;
+  const held = entries.get(key);
+  if (held && held.until.getTime() >= row.until.getTime()) return false;
+  entries.set(key, row);
+  return true;
+}
+
 // The row as JSON, for the table and for a rest saved beside it.
 export function rowJson(row: Cooldown): Record<string, unknown> {
   return {
@@ -50,6 +67,7 @@ export function rowJson(row: Cooldown): Record<string, unknown> {
     kind: row.kind ?? null,
     text: row.text ?? null,
     ...(row.model ? { model: row.model } : {}),
+    ...(row.machine ? { machine: row.machine } : {}),
   };
 }
 
@@ -67,6 +85,7 @@ export function toCooldown(value: unknown): Cooldown | undefined {
     kind: typeof row.kind === "string" ? row.kind : undefined,
     text: typeof row.text === "string" ? row.text : undefined,
     ...(typeof row.model === "string" && row.model ? { model: row.model } : {}),
+    ...(typeof row.machine === "string" && row.machine ? { machine: row.machine } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 
 import { FileProblem, readRegularFile, removeLeftovers } from "../base/files.js";
 import { findDuplicateKeys, jsonText, JsonTooDeep, type DuplicateKey } from "../base/json.js";
-import { clearsJson, mergeRest, modelKey, rowJson, toClears, toCooldown, type Clears, type Cooldown } from "./cooldown-rows.js";
+import { clearsJson, mergeLaterEnd, mergeRest, modelKey, rowJson, toClears, toCooldown, type Clears, type Cooldown, type MergeRule } from "./cooldown-rows.js";
 import { acquireLock } from "./lock.js";
 import { isPendingName, readPending, removePending, savePending, setAside, type PendingFound } from "./pending-rests.js";
 
@@ -106,6 +106,22 @@ export async function recordRests(
   });
 }
 
+// Records rests heard from the shared store (shared-rests.ts) by its rule, the later end wins: only those that end
+// later than the table's rows of their keys, looked at again in this process's turn for the table (another session of
+// this process may have written them meanwhile), and no write at all when none does. A rest that cannot be written
+// now is saved beside the table. Returns the rests it wrote.
+export async function recordLater(dataDir: string, rests: ReadonlyMap<string, Cooldown>, now: Date = new Date()): Promise<Map<string, Cooldown>> {
+  const file = join(dataDir, TABLE);
+  return inTurn(file, async () => {
+    const table = await readCooldowns(dataDir);
+    const later = new Map([...rests].filter(([key, row]) => (table.entries.get(key)?.until.getTime() ?? 0) < row.until.getTime()));
+    if (later.size === 0) return later;
+    const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, later, now, "later-end"), now, LOCK_WAIT_MS);
+    if (!outcome.written) await savePending(dataDir, later, now).catch(() => undefined);
+    return later;
+  });
+}
+
 // Changes the table under its lock, as writeTable does. Waits for another writer at most waitMs; a change that could
 // not be written then is not kept (cooldowns clear says so and the user tries again).
 export async function updateCooldowns(
@@ -147,8 +163,9 @@ function inTurn<T>(file: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
-function addRests(entries: Map<string, Cooldown>, clears: Clears, rests: ReadonlyMap<string, Cooldown>, seen: Date): void {
-  for (const [key, row] of rests) mergeRest(entries, clears, key, row, seen);
+function addRests(entries: Map<string, Cooldown>, clears: Clears, rests: ReadonlyMap<string, Cooldown>, seen: Date, rule: MergeRule = "seen-later"): void {
+  const merge = rule === "later-end" ? mergeLaterEnd : mergeRest;
+  for (const [key, row] of rests) merge(entries, clears, key, row, seen);
 }
 
 // The rests saved beside the table, and those this process could save nowhere, merged into what was read.

@@ -5,7 +5,7 @@ import type { Detection } from "../registry/detect.js";
 import { LEVELS, pickLevel, type Level } from "../config/levels.js";
 import { strayEnvReason, strayFlagReason, strayPermissionEnv, strayPermissionFlag } from "../registry/permission-flags.js";
 import { escapeControls } from "../base/safe-text.js";
-import type { Entry } from "../config/config.js";
+import { accountOf, type Entry } from "../config/config.js";
 import { notSignedInReason, type SignInReading } from "../registry/sign-in.js";
 import type { Manifest, PromptMode } from "../registry/types.js";
 
@@ -75,8 +75,9 @@ export function assessEntry(
   const manifest = providers.get(entry.id);
   const detection = detections.get(entry.id);
   const reasons: string[] = [];
-  const resting = restingUntil(context.cooldowns, entry.key, context.now);
-  const models = restingModels(context.cooldowns, entry.key, context.now);
+  // rests are kept by account: an entry rests when its account does, whichever entry or machine met the wall
+  const resting = restingUntil(context.cooldowns, accountOf(entry), context.now);
+  const models = restingModels(context.cooldowns, accountOf(entry), context.now);
   if (resting) reasons.push(`resting until ${formatInstant(resting)}`);
   const signIn = context.signIns?.get(entry.key) ?? CANNOT_TELL;
   if (!manifest) {

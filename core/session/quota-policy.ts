@@ -40,12 +40,24 @@ export class QuotaPolicy {
     const reading = this.readNow();
     if (!reading) return;
     this.options.answered();
-    const { facts, cooldownMinutes, threshold } = this.options;
+    const { facts, cooldownMinutes } = this.options;
     if (reading.exhausted) {
       const gone = reading.exhausted;
       this.timer ??= setTimeout(() => void this.options.propose("native-limit", nativeLimit(gone, cooldownMinutes, facts)), this.options.graceMs);
       return;
     }
+    this.rotateIfLow(reading);
+  }
+
+  // A reading of the same account taken on another machine (the shared store, shared-rests.ts): a nearly spent
+  // window moves this run on too, before it walks into the wall.
+  heard(reading: NativeQuota): void {
+    this.rotateIfLow(reading);
+  }
+
+  // A window at or below the threshold proposes moving on at the next turn boundary, once.
+  private rotateIfLow(reading: NativeQuota): void {
+    const { facts, cooldownMinutes, threshold } = this.options;
     const low = lowestWindow(reading);
     if (threshold === undefined || !facts.failover || this.rotating || !low || low.percentLeft > threshold) return;
     this.rotating = this.options.propose("native-low", rotation(low, threshold, cooldownMinutes));

@@ -8,11 +8,12 @@ import type { LimitEvent } from "./result.js";
 
 export interface RestWatchOptions {
   dataDir: string;
-  entry: string;
+  // the account the running entry's allowance belongs to: its rows in the table
+  account: string;
   // the model the agent runs on now, when known
   model: () => string | undefined;
   // the entries higher in the list that only rest, by when they return (return_home; else none)
-  home: { entry: string; until: Date }[];
+  home: { entry: string; account: string; until: Date }[];
   // watch the table for rests written elsewhere (another entry can take over)
   shared: boolean;
   cooldownMinutes: number;
@@ -24,7 +25,7 @@ export class RestWatch {
   private readonly unwatch: (() => void) | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   // the entries to go back to, the first to return first
-  private readonly home: { entry: string; until: Date }[];
+  private readonly home: { entry: string; account: string; until: Date }[];
   private proposed = false;
   private closed = false;
 
@@ -43,12 +44,12 @@ export class RestWatch {
 
   private async look(): Promise<void> {
     if (this.proposed || this.closed) return;
-    const { dataDir, entry, cooldownMinutes } = this.options;
+    const { dataDir, account, cooldownMinutes } = this.options;
     const table = await readCooldowns(dataDir);
     const now = new Date();
     const model = this.options.model();
-    const own = [table.entries.get(entry), model ? table.entries.get(modelKey(entry, model)) : undefined].find((row) => row && row.until > now);
-    const home = this.home.find((row) => !restingUntil(table, row.entry, now));
+    const own = [table.entries.get(account), model ? table.entries.get(modelKey(account, model)) : undefined].find((row) => row && row.until > now);
+    const home = this.home.find((row) => !restingUntil(table, row.account, now));
     if (this.proposed || this.closed || (!own && !home)) return;
     this.proposed = own ? this.options.propose("rest-elsewhere", sharedRest(own, cooldownMinutes)) : this.options.propose("home-due", goingHome(home!));
   }

@@ -11,6 +11,7 @@ import { classifyText, type Verdict } from "../reader/reader.js";
 import type { NativeQuota } from "../registry/adapter.js";
 import type { ProviderHooks } from "../registry/provider.js";
 import { restoreTerminal } from "../terminal/tty.js";
+import { accountOf } from "../config/config.js";
 import { modelKey, recordRests, type Cooldown, type CooldownWrite } from "./cooldowns.js";
 import { journalDetection } from "./detection-lines.js";
 import { DrawnFile } from "./drawn-file.js";
@@ -26,6 +27,7 @@ import { recordQuota } from "./quota-store.js";
 import type { Gate } from "../registry/gate.js";
 import { ReceiverWatch, type ReceiverOutcome } from "./receiver.js";
 import { RestWatch } from "./rest-watch.js";
+import type { SharedReading } from "./shared-values.js";
 import type { EntryRunEnd, EntryRunOptions, RunSettings } from "./run-options.js";
 import { finishRun } from "./run-finish.js";
 import type { Launch } from "./run-launch.js";
@@ -154,6 +156,9 @@ export class RunEngine {
     }
     const rests = this.restWatch();
     owned.add(() => rests.close());
+    // readings of this account taken on other machines, heard through the shared store
+    const shared = this.settings.shared;
+    if (shared) owned.add(shared.onReading(accountOf(this.options.chosen.entry), (reading) => this.quota.heard(nativeOf(reading))));
     const gate = this.gate;
     if (gate) {
       const watch = new GateWatch(gate, () => this.run.screen.visible(), (seen) => this.atGate(seen));
@@ -350,7 +355,7 @@ export class RunEngine {
     // the rest another session wrote is in the table already; an agent left to spend paid usage rests not at all
     if (limit.reason === "shared-rest" || limit.paid?.taken) limit.rested = limit.reason === "shared-rest";
     else {
-      this.cooldownWritten = this.rest(this.entry, { until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
+      this.cooldownWritten = this.rest({ until: limit.restsUntil, source: limit.source, kind: limit.kind, text: limit.text }).then((write) => {
         limit.rested = write.written;
         limit.cooldownNotice = write.notice;
       });
@@ -376,19 +381,24 @@ export class RunEngine {
     }
     this.launch.report.switches.push({ from: from!.model, to: from!.to, restsUntil: limit.restsUntil });
     journal.write("switched", { entry: this.entry, from: from!.model, to: from!.to, reset_at: limit.resetAt });
-    this.cooldownWritten = Promise.all([this.cooldownWritten, this.rest(modelKey(this.entry, from!.model), { until: limit.restsUntil, source: limit.source, kind: "per-model", text: limit.text, model: from!.model })]);
+    this.cooldownWritten = Promise.all([this.cooldownWritten, this.rest({ until: limit.restsUntil, source: limit.source, kind: "per-model", text: limit.text, model: from!.model })]);
     // the agent goes on: its next limit counts again
     this.run.readOn();
     this.feed("switch-took");
   }
 
-  // A rest in the cooldown table (the entry's, or one model's), its text redacted, journaled once written or saved.
-  // Waits at most a second for another writer; a rest not written then is saved beside the table at once.
-  private rest(key: string, row: Omit<Cooldown, "since">): Promise<CooldownWrite> {
+  // A rest in the cooldown table (the entry's account's, or one model's), its text redacted, journaled once written or
+  // saved. Waits at most a second for another writer; a rest not written then is saved beside the table at once. With a
+  // shared store, the rest goes there next, waited for at most 250 ms (shared-rests.ts).
+  private rest(row: Omit<Cooldown, "since">): Promise<CooldownWrite> {
+    const account = accountOf(this.options.chosen.entry);
+    const key = row.model ? modelKey(account, row.model) : account;
     const rest: Cooldown = { ...row, since: new Date(), text: row.text === undefined ? undefined : this.options.redact(row.text) };
-    return recordRests(this.settings.dataDir, new Map([[key, rest]])).then((write) => {
+    return recordRests(this.settings.dataDir, new Map([[key, rest]])).then(async (write) => {
       const model = row.model ? { model: row.model } : {};
-      this.options.journal.write("cooldown", { entry: key, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.saved ? { saved: basename(write.saved) } : {}), ...(write.notice ? { notice: write.notice } : {}) });
+      const entry = row.model ? modelKey(this.entry, row.model) : this.entry;
+      this.options.journal.write("cooldown", { entry, account, ...model, until: row.until.toISOString(), ...(write.written ? {} : { written: false }), ...(write.saved ? { saved: basename(write.saved) } : {}), ...(write.notice ? { notice: write.notice } : {}) });
+      await this.settings.shared?.shareRest(key, rest);
       return write;
     });
   }
@@ -414,10 +424,13 @@ export class RunEngine {
 
   // A quota reading: the entry's latest kept in the data dir, a change in the journal.
   private keepReading(reading: NativeQuota): void {
-    recordQuota(this.settings.dataDir, { entry: this.entry, at: new Date(), source: this.launch.manifest.quota?.source ?? "adapter", windows: storedWindows(reading) });
+    const kept = { entry: this.entry, at: new Date(), source: this.launch.manifest.quota?.source ?? "adapter", windows: storedWindows(reading) };
+    recordQuota(this.settings.dataDir, kept);
     const said = JSON.stringify(reading);
     if (said === this.lastJournaled) return;
     this.lastJournaled = said;
+    // a changed reading goes to the shared store too: sessions elsewhere on this account rotate before the wall
+    this.settings.shared?.shareReading({ account: accountOf(this.options.chosen.entry), at: kept.at, source: kept.source, windows: kept.windows });
     this.options.journal.write("quota", { entry: this.entry, windows: reading.windows, ...(reading.exhausted ? { exhausted: reading.exhausted } : {}) });
   }
 
@@ -474,11 +487,11 @@ export class RunEngine {
   private restWatch(): RestWatch {
     const chosen = this.options.chosen;
     const home = this.settings.returnHome
-      ? this.options.rows.filter((row) => row.order < chosen.order && onlyResting(row)).map((row) => ({ entry: row.entry.key, until: row.restingUntil! }))
+      ? this.options.rows.filter((row) => row.order < chosen.order && onlyResting(row)).map((row) => ({ entry: row.entry.key, account: accountOf(row.entry), until: row.restingUntil! }))
       : [];
     return new RestWatch({
       dataDir: this.settings.dataDir,
-      entry: this.entry,
+      account: accountOf(chosen.entry),
       model: () => this.switcher.current,
       home,
       shared: this.options.failover,
@@ -561,4 +574,9 @@ function oneLine(failure: Extract<ReceiverOutcome, { took: false }>, redact: (te
 // a text's words only, for finding a drawn line in the agent's records: its glyphs, marks and spacing left out
 function squeezed(text: string): string {
   return text.replace(/[^\p{L}\p{N}]+/gu, " ").trim().toLowerCase();
+}
+
+// A reading heard from the shared store, as the agent's own numbers read.
+function nativeOf(reading: SharedReading): NativeQuota {
+  return { windows: reading.windows.map((window) => ({ name: window.name, usedPercent: window.usedPercent, ...(window.resetsAt ? { resetsAt: window.resetsAt.toISOString() } : {}), ...(window.windowMinutes ? { windowMinutes: window.windowMinutes } : {}) })) };
 }

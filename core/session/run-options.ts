@@ -6,6 +6,7 @@ import type { RunPart } from "./handoff.js";
 import type { Journal } from "./journal.js";
 import type { Gate } from "../registry/gate.js";
 import type { RunReport, RunStart } from "./result.js";
+import type { SharedRests } from "./shared-rests.js";
 
 // What one run of one entry is given, and what it leaves: the session hands these to runEntry.
 
@@ -26,6 +27,8 @@ export interface RunSettings {
   // an agent's offer of paid usage at its limit, and whether the run is unattended (--wait): no one to ask
   paidUsage: PaidUsage;
   unattended: boolean;
+  // the shared rest store, when shared_rests names one: rests and readings go there after the local table
+  shared?: SharedRests | undefined;
 }
 
 export interface EntryRunOptions {

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 
 import { closestWord } from "../base/suggest.js";
@@ -6,7 +7,7 @@ import { UuldanaError } from "../base/errors.js";
 import { processStarted, signalNumber } from "../base/process.js";
 import { VERSION } from "../base/version.js";
 import { addSecrets, redactorFor, type Redactor } from "../config/redaction.js";
-import { loadConfig } from "../config/config.js";
+import { accountOf, loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { ceilingInForce, type CeilingInForce, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
@@ -27,6 +28,7 @@ import { assessProviders } from "./priority.js";
 import { Notifier } from "./notify.js";
 import { limitName, type NothingCanRun, type RunReport, type SessionEvent, type SessionResult } from "./result.js";
 import { newSessionId } from "./session-id.js";
+import type { SharedRests } from "./shared-rests.js";
 import { waitForReturn } from "./wait.js";
 import { workspaceState } from "./workspace.js";
 import type { ResumeFacts } from "./sessions.js";
@@ -109,6 +111,9 @@ class SessionLoop {
   private readonly toldNotSignedIn = new Set<string>();
   // the run whose failover the user was told of
   private notified: RunReport | undefined;
+  // the shared rest store (shared_rests), opened at the first step; and what it has to say, said between runs
+  private shared: SharedRests | undefined;
+  private readonly storeNotices: string[] = [];
 
   constructor(private readonly context: Context, private readonly options: SessionOptions) {
     this.sessionId = options.resume?.sessionId ?? newSessionId(options.now);
@@ -145,6 +150,7 @@ class SessionLoop {
   async step(): Promise<SessionResult | undefined> {
     const first = this.runs.length === 0;
     await this.reloadConfig(first);
+    if (first && this.context.config.sharedRests && !this.shared) this.shared = await this.openShared();
     const handoff: boolean = this.parts.length > 0 && this.spoken;
     const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
     // a move uuldana makes by itself never goes to another account of a provider whose terms forbid that
@@ -238,7 +244,7 @@ class SessionLoop {
     const prompt = step.handoff && !native ? this.handoff(chosen) : undefined;
     // the run whose limit this one takes over from, if any
     const previous = this.runs.findLast((run) => run.limit?.action === "failover");
-    const { report, part } = await runEntry(runSettings(context, this.waitOn), {
+    const { report, part } = await runEntry({ ...runSettings(context, this.waitOn), shared: this.shared }, {
       chosen,
       agentArgs: native ?? (step.first ? options.agentArgs : []),
       prompt: prompt?.prompt,
@@ -250,7 +256,7 @@ class SessionLoop {
       runIndex: ++this.runIndex,
       start: previous ? "failover" : options.resume ? "resume" : "first",
       nativeResume: native,
-      restedUntil: step.first ? await restedAgain(context, chosen.entry.key) : undefined,
+      restedUntil: step.first ? await restedAgain(context, accountOf(chosen.entry)) : undefined,
       failover: this.failoverOn && step.rows.length >= 2,
       why: this.failoverOn ? "there is no other entry to move to," : "failover is off,",
       rows: step.rows,
@@ -336,11 +342,31 @@ class SessionLoop {
   closeNotifier(): void {
     this.notifier.close();
     notifiers.delete(this.notifier);
+    this.shared?.close();
   }
 
-  // a failure of notify_command is said between runs, with uuldana's other lines
+  // The shared rest store, its rests merged into the local table first (waited for at most a second; a store that is
+  // away is said once and tried in the background). Its client library is loaded only here.
+  private async openShared(): Promise<SharedRests> {
+    const { SharedRests } = await import("./shared-rests.js");
+    const config = this.context.config;
+    const options = {
+      store: config.sharedRests!,
+      dataDir: this.context.dirs.data,
+      machine: hostname(),
+      entriesOf: (account: string) => this.context.config.entries.filter((entry) => accountOf(entry) === account).map((entry) => entry.key),
+      notice: (line: string) => {
+        this.storeNotices.push(line);
+        this.journal.write("shared-store-notice", { text: line });
+      },
+      record: (type: string, fields: Record<string, unknown>) => this.journal.write(type, fields),
+    };
+    return SharedRests.open(options, 1000);
+  }
+
+  // a failure of notify_command, and what the shared store had to say, are said between runs, with uuldana's other lines
   private sayProblems(): void {
-    const lines = this.notifier.takeProblems();
+    const lines = [...this.notifier.takeProblems(), ...this.storeNotices.splice(0)];
     if (lines.length) this.emit({ type: "notes", notes: lines });
   }
 
