@@ -1,18 +1,21 @@
 // CPU: the time uuldana spends (user + system, all threads) while an agent streams 2 MB/s, as a share of one
-// core, next to a bare node-pty relay given the same stream; then uuldana's share once the agent falls quiet.
-import { spawn } from "node:child_process";
+// core, next to a bare node-pty relay and a detached tmux server given the same stream; then uuldana's share once
+// the agent falls quiet.
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 
 import { NEAR, WORK } from "./agent-lines.mjs";
 import { cpuSeconds } from "./proc.mjs";
 import { scratch } from "./scratch.mjs";
 import { fmt, goal, ratio, ratioGoal, sleep } from "./stats.mjs";
+import { killServer, outsideTmux } from "./tmux.mjs";
 
 const MB = 1024 * 1024;
 const RATE_MB = 2;
 const STREAM_MS = 4000;
 
 export const rows = {
+  tmux: { name: `tmux CPU (detached server), agent streaming ${RATE_MB} MB/s` },
   streaming: { name: `uuldana CPU, agent streaming ${RATE_MB} MB/s`, goal: "≤ 2× relay" },
   idle: { name: "uuldana CPU, agent idle", goal: "~0 %" },
 };
@@ -57,7 +60,18 @@ function host(args, env) {
 const share = (a, b) => ((b.cpu - a.cpu) / (Number(b.at - a.at) / 1e9)) * 100;
 const rate = (a, b) => (b.bytes - a.bytes) / MB / (Number(b.at - a.at) / 1e9);
 
-export async function measure({ root }) {
+// A private tmux server running the streamer in a detached session: its CPU seconds, whenever asked.
+function tmuxHost(socket, agent, env) {
+  const tmux = (...args) => spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: outsideTmux(env), encoding: "utf8", timeout: 5000 });
+  tmux("new-session", "-d", "-x", "100", "-y", "30", agent);
+  const pid = Number(tmux("display-message", "-p", "#{pid}").stdout.trim());
+  return {
+    look: () => ({ at: process.hrtime.bigint(), cpu: cpuSeconds(pid), bytes: 0 }),
+    stop: () => killServer(socket),
+  };
+}
+
+export async function measure({ root, tmux }) {
   const home = scratch("cpu");
   try {
     const agent = home.tool("streamer", STREAMER);
@@ -71,6 +85,16 @@ export async function measure({ root }) {
     await sleep(2500);
     const r1 = relay.look();
     await relay.stop();
+
+    let tmuxStreaming;
+    if (tmux) {
+      const server = tmuxHost(join(home.dir, "tmux"), agent, home.env);
+      await sleep(1000);
+      const t0 = server.look();
+      await sleep(2500);
+      tmuxStreaming = share(t0, server.look());
+      server.stop();
+    }
 
     const uuldana = host([join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "streamer"], home.env);
     await sleep(1000);
@@ -88,6 +112,7 @@ export async function measure({ root }) {
     const idle = share(u2, u3);
     return {
       rows: {
+        tmux: { median: fmt.pct(tmuxStreaming), p95: "-", runs: tmuxStreaming === undefined ? 0 : 1, baseline: `relay: ${fmt.pct(relayStreaming)}`, ratio: ratio(tmuxStreaming, relayStreaming) },
         streaming: {
           median: fmt.pct(streaming),
           p95: "-",
@@ -98,7 +123,10 @@ export async function measure({ root }) {
         },
         idle: { median: fmt.pct2(idle), p95: "-", runs: 1, baseline: "-", ratio: "-", goal: goal("~0 %", idle, (v) => v < IDLE_BELOW) },
       },
-      notes: [`the ${RATE_MB} MB/s stream came through at ${rate(u0, u1).toFixed(2)} MB/s in uuldana, ${rate(r0, r1).toFixed(2)} MB/s in the relay`],
+      notes: [
+        `the ${RATE_MB} MB/s stream came through at ${rate(u0, u1).toFixed(2)} MB/s in uuldana, ${rate(r0, r1).toFixed(2)} MB/s in the relay`,
+        `uuldana's CPU while streaming is ${ratio(streaming, tmuxStreaming)} a detached tmux server's (which draws to no client)`,
+      ],
     };
   } finally {
     home.remove();

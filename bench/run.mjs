@@ -12,6 +12,7 @@ import * as memory from "./memory.mjs";
 import * as providersList from "./providers-list.mjs";
 import * as reader from "./reader.mjs";
 import * as sharedRests from "./shared-rests.mjs";
+import * as tail from "./tail.mjs";
 import { machineBusySeconds, ownTreeSeconds } from "./proc.mjs";
 import { findScript } from "./script.mjs";
 import { since } from "./stats.mjs";
@@ -24,6 +25,7 @@ const SECTIONS = [
   ["key echo", echo],
   ["memory", memory],
   ["cpu", cpu],
+  ["tail", tail],
   ["reader", reader],
   ["failover", failover],
   ["shared rests", sharedRests],
