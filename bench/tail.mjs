@@ -59,13 +59,10 @@ export async function measure({ root, script }) {
       relay: [process.execPath, [join(root, "bench", "relay.mjs"), agent]],
       uuldana: [process.execPath, [join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "tailer"]],
     };
-    // what the agent writes, from a run of it with nothing between it and a file
-    const whole = agentBytes(Buffer.from(await new Promise((resolve) => {
-      let text = "";
-      const child = pty.spawn(agent, [], { env: home.env, encoding: null });
-      child.onData((data) => (text += Buffer.from(data).toString("latin1")));
-      child.onExit(() => resolve(text));
-    }), "latin1"));
+    // what the agent writes: its lines as it makes them
+    let text = "";
+    for (let i = 1; text.length < TAIL_KB * 1024; i++) text += `tail ${String(i).padStart(6, "0")} ${"x".repeat(52)}\n`;
+    const whole = agentBytes(Buffer.from(`${text}tail end\n`));
     const lost = Object.fromEntries(Object.keys(hosts).map((id) => [id, []]));
     for (let i = 0; i < RUNS; i++) for (const [id, host] of Object.entries(hosts)) if (host) lost[id].push(whole - (await runOnce(pty, host, home.env)));
     const cells = (id) => {
