@@ -65,16 +65,22 @@ async function staysOn(terminal: TestTerminal, notice: string): Promise<void> {
   expect(ofType("limit")).toEqual([]);
 }
 
+// The stand-in's assistant explains a limit error (left running: the next question is answered by it), then the
+// agent's own notice of the same words moves the session on.
+async function explainedThenNoticed(terminal: TestTerminal): Promise<void> {
+  await terminal.waitFor("notice agent ready");
+  await ask(terminal, "explain", "give the worker another key, then run it again");
+  await waitFor(() => ofType("ignored").length === 1, "the refused candidate in the journal");
+  await ask(terminal, "next question", "I answered: next question");
+  expect(terminal.raw).not.toContain("line agent ready");
+  await failsOver(terminal);
+}
+
 describe("who is speaking", () => {
   it("leaves the agent running when its assistant explains a limit error in its answer, and moves on at its own notice", async () => {
     setUp({ notice_style: { colors: [3] } });
     const terminal = open();
-    await terminal.waitFor("notice agent ready");
-    await ask(terminal, "explain", "give the worker another key, then run it again");
-    await waitFor(() => ofType("ignored").length === 1, "the refused candidate in the journal");
-    await ask(terminal, "next question", "I answered: next question");
-    expect(terminal.raw).not.toContain("line agent ready");
-    await failsOver(terminal);
+    await explainedThenNoticed(terminal);
 
     const [refused, stop] = ofType("candidate");
     expect(refused).toMatchObject({
@@ -101,12 +107,7 @@ describe("who is speaking", () => {
     sandbox.write(".claude/.credentials.json", "{}");
     sandbox.write("config/config.json", { providers: ["claude-code", "line"], auto_detect: false, quiet_seconds: 0.3 });
     const terminal = open();
-    await terminal.waitFor("notice agent ready");
-    await ask(terminal, "explain", "give the worker another key, then run it again");
-    await waitFor(() => ofType("ignored").length === 1, "the refused candidate in the journal");
-    await ask(terminal, "next question", "I answered: next question");
-    expect(terminal.raw).not.toContain("line agent ready");
-    await failsOver(terminal);
+    await explainedThenNoticed(terminal);
     const [refused, stop] = ofType("candidate");
     expect(refused).toMatchObject({ candidate: 1, stop: false, facts: { speaker: { record: "agent", drawn: { fg: null } } } });
     expect((refused!.reasons as string[]).at(-1)).toBe("not a stop: the agent's assistant wrote it (its own records hold it in an answer)");

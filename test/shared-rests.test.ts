@@ -164,12 +164,7 @@ describe("faults of the store", () => {
     await server.kill();
     await meetTheWall(terminal);
     expect(JSON.parse(readFileSync(join(a.data, "cooldowns.json"), "utf8")).entries.limit.kind).toBe("weekly");
-    await server.begin();
-    await pollStore();
-    terminal.type("/exit\r");
-    await terminal.exited;
-    const said = terminal.raw.replace(/\r/g, "");
-    expect(count(said, "uuldana: the shared rest store")).toBe(1);
+    const said = await backThenExit(terminal);
     expect(said).toMatch(/uuldana: the shared rest store redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ (closed the connection|refuses connections \(ECONNREFUSED\)); this session goes on/);
     const journal = sessionJournals(a.data)[0]!;
     expect(journal.filter((event) => event.type === "shared-store").map((event) => event.state)).toEqual(["away", "back"]);
@@ -181,12 +176,7 @@ describe("faults of the store", () => {
     const terminal = open(a);
     await meetTheWall(terminal);
     expect(JSON.parse(readFileSync(join(a.data, "cooldowns.json"), "utf8")).entries.limit.kind).toBe("weekly");
-    await server.begin();
-    await pollStore();
-    terminal.type("/exit\r");
-    await terminal.exited;
-    const said = terminal.raw.replace(/\r/g, "");
-    expect(count(said, "uuldana: the shared rest store")).toBe(1);
+    const said = await backThenExit(terminal);
     expect(said).toContain(notice("refuses connections (ECONNREFUSED)"));
     const journal = sessionJournals(a.data)[0]!;
     expect(journal.filter((event) => event.type === "shared-store").map((event) => event.state)).toEqual(["away", "back"]);
@@ -361,6 +351,18 @@ describe("the setting", () => {
     );
   });
 });
+
+// The server started again, the session's rest found in it, the session ended: what it said, having said once that the
+// store was away.
+async function backThenExit(terminal: TestTerminal): Promise<string> {
+  await server.begin();
+  await pollStore();
+  terminal.type("/exit\r");
+  await terminal.exited;
+  const said = terminal.raw.replace(/\r/g, "");
+  expect(count(said, "uuldana: the shared rest store")).toBe(1);
+  return said;
+}
 
 // The rest of the limit entry in the store, once it is there.
 async function pollStore(): Promise<void> {
