@@ -1,6 +1,7 @@
 // Tail completeness: an agent whose last write is large (512 KB) and whose exit follows at once, run in a
 // pseudo-terminal held here as the user's terminal would be, through script(1), a bare node-pty relay and uuldana,
 // in turns; a run counts as whole when every byte of that write reached the terminal.
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -15,17 +16,6 @@ export const rows = {
   uuldana: { name: `last byte: ${TAIL_KB} KB final write, then exit: through uuldana run`, goal: "every byte, every run" },
 };
 
-// numbered lines, then a closing line, written at once; the agent exits as soon as the write returns
-const AGENT = `#!/usr/bin/env node
-if (process.argv.includes("--version")) { console.log("tailer 1.0.0"); process.exit(0); }
-const { writeSync } = require("node:fs");
-let text = "";
-for (let i = 1; text.length < ${TAIL_KB * 1024}; i++) text += "tail " + String(i).padStart(6, "0") + " " + "x".repeat(52) + "\\n";
-const data = Buffer.from(text + "tail end\\n");
-for (let at = 0; at < data.length; ) at += writeSync(1, data, at);
-process.exit(0);
-`;
-
 // The agent's bytes that reached the terminal (its lines, whatever line ends the terminals made of them).
 function agentBytes(output) {
   return output
@@ -34,7 +24,7 @@ function agentBytes(output) {
     .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]/g, "")
     .replace(/\r/g, "")
     .split("\n")
-    .filter((line) => /^tail (\d{6} x{52}|end)$/.test(line))
+    .filter((line) => /^tail (\d{6} [0-9A-Za-z]{52}|end \d+)$/.test(line))
     .reduce((sum, line) => sum + line.length + 1, 0);
 }
 
@@ -51,7 +41,11 @@ export async function measure({ root, script }) {
   const pty = createRequire(join(root, "package.json"))("node-pty");
   const home = scratch("tail");
   try {
-    const agent = home.tool("tailer", AGENT);
+    // the tail test's own stand-in: numbered lines and a closing line in one write, then its exit at once
+    const source = join(root, "test", "fixtures", "agents", "big-tail.mjs");
+    home.link("tailer", source);
+    home.env.TAIL_KB = String(TAIL_KB);
+    const agent = join(home.dir, "bin", "tailer");
     home.provider("tailer", { exit: { signals: ["SIGTERM"], signal_wait_seconds: 1 } });
     home.config({ providers: ["tailer"] });
     const hosts = {
@@ -59,10 +53,8 @@ export async function measure({ root, script }) {
       relay: [process.execPath, [join(root, "bench", "relay.mjs"), agent]],
       uuldana: [process.execPath, [join(root, "dist", "core", "cli", "main.js"), "run", "--provider", "tailer"]],
     };
-    // what the agent writes: its lines as it makes them
-    let text = "";
-    for (let i = 1; text.length < TAIL_KB * 1024; i++) text += `tail ${String(i).padStart(6, "0")} ${"x".repeat(52)}\n`;
-    const whole = agentBytes(Buffer.from(`${text}tail end\n`));
+    // what the agent writes, as it writes it to a pipe
+    const whole = agentBytes(spawnSync(process.execPath, [source], { env: home.env }).stdout);
     const lost = Object.fromEntries(Object.keys(hosts).map((id) => [id, []]));
     for (let i = 0; i < RUNS; i++) for (const [id, host] of Object.entries(hosts)) if (host) lost[id].push(whole - (await runOnce(pty, host, home.env)));
     const cells = (id) => {

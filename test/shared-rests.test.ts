@@ -102,7 +102,7 @@ describe("rests shared across machines", () => {
     await Promise.all([first.exited, second.exited]);
   });
 
-  it("shares by account: two entries of one account on two machines rest together, per-model rests keyed account@model", async () => {
+  it("shares by account: two entries of one account on two machines rest together", async () => {
     const a = machine(server.url(), { providers: [{ id: "limit", account: "team-pool" }, "line"] });
     const b = machine(server.url(), { providers: [{ id: "line", name: "other", account: "team-pool" }, "limit"] });
     const first = open(a);

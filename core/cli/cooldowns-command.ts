@@ -1,9 +1,9 @@
 import { closestWord } from "../base/suggest.js";
 import { hostname } from "node:os";
 
-import { accountOf } from "../config/config.js";
+import { accountOf, entriesOfAccount } from "../config/config.js";
 import type { Context } from "../config/context.js";
-import { ALL_ENTRIES, modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
+import { ALL_ENTRIES, accountOfKey, modelKey, readCooldowns, updateCooldowns, type CooldownTable } from "../session/cooldowns.js";
 import { formatInstant } from "../session/eligibility.js";
 import { UuldanaError } from "../base/errors.js";
 import { redactorFor } from "../config/redaction.js";
@@ -25,9 +25,8 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
   // a row is kept by account: named by the entries of that account (the account itself when none is listed)
   const accounts = new Map<string, string[]>();
   for (const entry of context.config.entries) accounts.set(accountOf(entry), [...(accounts.get(accountOf(entry)) ?? []), entry.key]);
-  const accountIn = (key: string, row: { model?: string | undefined }): string => (row.model && key.endsWith(`@${row.model}`) ? key.slice(0, -row.model.length - 1) : key);
   const entryOf = (key: string, row: { model?: string | undefined }): string => {
-    const account = accountIn(key, row);
+    const account = accountOfKey(key, row.model);
     const named = accounts.get(account)?.join(", ");
     return named === undefined || named === account ? key : row.model ? `${named} (${account}@${row.model})` : `${named} (${account})`;
   };
@@ -37,7 +36,7 @@ export async function listCooldowns(context: Context, options: { json?: boolean;
   if (options.json) {
     const json = rows.map(([entry, row]) => ({
       entry,
-      account: accountIn(entry, row),
+      account: accountOfKey(entry, row.model),
       until: row.until.toISOString(),
       since: row.since?.toISOString() ?? null,
       source: row.source,
@@ -112,7 +111,7 @@ async function mergeShared(context: Context): Promise<string[]> {
   if (!store) return [];
   const { SharedRests } = await import("../session/shared-rests.js");
   const said: string[] = [];
-  const entriesOf = (account: string): string[] => context.config.entries.filter((entry) => accountOf(entry) === account).map((entry) => entry.key);
+  const entriesOf = (account: string): string[] => entriesOfAccount(context.config.entries, account);
   const meanwhile = "the rests shown are this machine's alone";
   const shared = await SharedRests.open({ store, dataDir: context.dirs.data, machine: hostname(), entriesOf, meanwhile, listen: false, notice: (line) => void said.push(line) }, MERGE_WAIT_MS);
   shared.close();

@@ -159,6 +159,11 @@ export function accountOf(entry: Pick<Entry, "key" | "account">): string {
   return entry.account ?? entry.key;
 }
 
+// The keys of the entries whose allowance is the account's.
+export function entriesOfAccount(entries: readonly Pick<Entry, "key" | "account">[], account: string): string[] {
+  return entries.filter((entry) => accountOf(entry) === account).map((entry) => entry.key);
+}
+
 // --- internal ---
 
 // The shared rest store: UULDANA_SHARED_RESTS over the user's shared_rests (a project's config never sets it).

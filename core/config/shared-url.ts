@@ -31,7 +31,7 @@ export function parseSharedUrl(text: string, where: string): SharedStoreUrl {
 }
 
 // A store URL with its credentials blanked (*** for each part given).
-export function showUrl(url: URL): string {
+function showUrl(url: URL): string {
   const user = url.username ? "***" : "";
   const password = url.password ? "***" : "";
   const credentials = user || password ? `${user}${password ? `:${password}` : ""}@` : "";

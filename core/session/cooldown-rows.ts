@@ -112,6 +112,11 @@ export function modelKey(entry: string, model: string): string {
   return `${entry}@${model}`;
 }
 
+// The account a row's key is kept by: the key less the "@model" modelKey gave it.
+export function accountOfKey(key: string, model: string | undefined): string {
+  return model && key.endsWith(`@${model}`) ? key.slice(0, -model.length - 1) : key;
+}
+
 // --- internal ---
 
 // The last clear that covers a rest: of every entry, of its key, or (a model's rest) of its entry.

@@ -8,7 +8,7 @@ import { clearsJson, mergeLaterEnd, mergeRest, modelKey, rowJson, toClears, toCo
 import { acquireLock } from "./lock.js";
 import { isPendingName, readPending, removePending, savePending, setAside, type PendingFound } from "./pending-rests.js";
 
-export { ALL_ENTRIES, modelKey, type Clears, type Cooldown } from "./cooldown-rows.js";
+export { ALL_ENTRIES, accountOfKey, modelKey, type Clears, type Cooldown } from "./cooldown-rows.js";
 
 export interface CooldownTable {
   file: string;
@@ -114,7 +114,9 @@ export async function recordLater(dataDir: string, rests: ReadonlyMap<string, Co
   const file = join(dataDir, TABLE);
   return inTurn(file, async () => {
     const table = await readCooldowns(dataDir);
-    const later = new Map([...rests].filter(([key, row]) => (table.entries.get(key)?.until.getTime() ?? 0) < row.until.getTime()));
+    // by the rule the write applies: a rest the user cleared since it began is no change either
+    const entries = new Map(table.entries);
+    const later = new Map([...rests].filter(([key, row]) => mergeLaterEnd(entries, table.clears, key, row, now)));
     if (later.size === 0) return later;
     const outcome = await writeTable(file, (entries, clears) => addRests(entries, clears, later, now, "later-end"), now, LOCK_WAIT_MS);
     if (!outcome.written) await savePending(dataDir, later, now).catch(() => undefined);

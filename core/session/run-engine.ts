@@ -246,9 +246,9 @@ export class RunEngine {
   private onDetection(event: DetectorEvent, drawn: DrawnAround): void {
     if (event.type === "stop") return this.onStop(event, { score: event.verdict.score, candidate: this.candidates, lines_after: drawn.after });
     if (event.type === "candidate" || event.type === "refused") this.candidates++;
-    // a stop by its words that who spoke refused: journaled with its facts, and the agent goes on untouched
-    if (event.type === "refused") return journalDetection(this.options.journal, { entry: this.entry, candidate: this.candidates, settings: this.settings, redact: this.options.redact }, event, drawn);
     journalDetection(this.options.journal, { entry: this.entry, candidate: this.candidates, settings: this.settings, redact: this.options.redact }, event, drawn);
+    // a stop by its words that who spoke refused: journaled with its facts, and the agent goes on untouched
+    if (event.type === "refused") return;
     if (event.type !== "left") this.drawn.save();
     if (event.type === "dismissed") {
       this.launch.report.ignored.push({ at: event.at, text: event.text });
@@ -413,11 +413,9 @@ export class RunEngine {
   private readonly recordOf = (line: string): "agent" | "tool" | undefined => {
     const words = squeezed(line);
     if (words.length < 12) return undefined;
-    const { hooks, launch, options } = this;
-    const transcript = hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt });
     // the turn under way: what the agent wrote since the user's last words (an earlier answer that quoted the same
     // message says nothing of a notice drawn now)
-    const turns = transcript?.turns ?? [];
+    const turns = this.transcriptNow()?.turns ?? [];
     const turn = turns.slice(turns.findLastIndex((candidate) => candidate.role === "user") + 1).find((candidate) => squeezed(candidate.text).includes(words));
     return turn ? (turn.role === "tool" ? "tool" : "agent") : undefined;
   };
@@ -456,13 +454,19 @@ export class RunEngine {
     this.tookBack = true;
   }
 
+  // The agent's own records of this run as they stand now, through its adapter.
+  private transcriptNow(): ReturnType<ProviderHooks["transcript"]> {
+    const { launch, options } = this;
+    return this.hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt });
+  }
+
   // An agent handed the conversation must show that it took it; one that does not in time, or that asks to sign in,
   // is stopped and the walk goes on to the next entry (it did not hit a limit: it does not rest).
   private newReceiver(): ReceiverWatch {
     const { hooks, launch, options } = this;
     const firstLine = options.prompt!.split("\n")[0]!;
     const transcriptTurn = (): boolean =>
-      hooks.hasTranscript && hooks.transcript({ cwd: this.settings.cwd, env: launch.env, started: this.startedAt, ended: new Date(), sessionId: launch.sessionId, prompt: options.prompt })?.turns.some((turn) => turn.role === "user" && turn.text.includes(firstLine)) === true;
+      hooks.hasTranscript && this.transcriptNow()?.turns.some((turn) => turn.role === "user" && turn.text.includes(firstLine)) === true;
     return new ReceiverWatch({
       seconds: this.settings.receiverSeconds,
       prompt: options.prompt!,

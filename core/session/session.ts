@@ -7,7 +7,7 @@ import { UuldanaError } from "../base/errors.js";
 import { processStarted, signalNumber } from "../base/process.js";
 import { VERSION } from "../base/version.js";
 import { addSecrets, redactorFor, type Redactor } from "../config/redaction.js";
-import { accountOf, loadConfig } from "../config/config.js";
+import { accountOf, entriesOfAccount, loadConfig } from "../config/config.js";
 import type { Context } from "../config/context.js";
 import { ceilingInForce, type CeilingInForce, type Level } from "../config/levels.js";
 import { stopGroupNow } from "../host/stop.js";
@@ -77,8 +77,8 @@ export async function runSession(context: Context, options: SessionOptions): Pro
     if (error instanceof UuldanaError) session.journal.write("session-end", { exit_code: error.exitCode, reason: error.message });
     throw error;
   } finally {
-    // whatever a notify_command started and left running ends with the session, however it ends
-    session.closeNotifier();
+    // whatever a notify_command started and left running ends with the session, however it ends; so does the store's connection
+    session.close();
     active.delete(session.journal);
     session.journal.close();
   }
@@ -150,7 +150,7 @@ class SessionLoop {
   async step(): Promise<SessionResult | undefined> {
     const first = this.runs.length === 0;
     await this.reloadConfig(first);
-    if (first && this.context.config.sharedRests && !this.shared) this.shared = await this.openShared();
+    if (first && this.context.config.sharedRests) this.shared = await this.openShared();
     const handoff: boolean = this.parts.length > 0 && this.spoken;
     const { rows, notes, ceiling, ceilingFrom, records } = await assessProviders(this.context, { ceiling: this.options.ceiling, now: this.options.now, handoff });
     // a move uuldana makes by itself never goes to another account of a provider whose terms forbid that
@@ -339,7 +339,8 @@ class SessionLoop {
     return await this.finish(endOf(report, this.stopped.aborted ? (String(this.stopped.reason) as NodeJS.Signals) : undefined));
   }
 
-  closeNotifier(): void {
+  // What the session holds beyond its runs: the notifier and the shared rest store.
+  close(): void {
     this.notifier.close();
     notifiers.delete(this.notifier);
     this.shared?.close();
@@ -354,7 +355,7 @@ class SessionLoop {
       store: config.sharedRests!,
       dataDir: this.context.dirs.data,
       machine: hostname(),
-      entriesOf: (account: string) => this.context.config.entries.filter((entry) => accountOf(entry) === account).map((entry) => entry.key),
+      entriesOf: (account: string) => entriesOfAccount(this.context.config.entries, account),
       notice: (line: string) => {
         this.storeNotices.push(line);
         this.journal.write("shared-store-notice", { text: line });

@@ -1,7 +1,7 @@
 import type { SharedStoreUrl } from "../config/shared-url.js";
 import { readCooldowns, recordLater, type Cooldown } from "./cooldowns.js";
 import { recordQuota, type QuotaReading } from "./quota-store.js";
-import { CHANNEL, latestEnd, READING_PREFIX, readingValue, readReading, readRest, REST_PREFIX, restValue, type SharedReading } from "./shared-values.js";
+import { CHANNEL, latestEnd, READING_PREFIX, readingValue, readReading, readRest, REST_PREFIX, restValue, type Read, type SharedReading } from "./shared-values.js";
 
 // The shared rest store (shared_rests): a Redis or Valkey server through which every uuldana using it learns the
 // rests and latest quota readings of the accounts it runs, whatever machine met the wall.
@@ -42,7 +42,7 @@ export interface SharedRestsOptions {
 }
 
 // How long a rest waits for the store at a failover before the session goes on without it.
-export const FAILOVER_WAIT_MS = 250;
+const FAILOVER_WAIT_MS = 250;
 // How long anything else waits for an answer before the store counts as away.
 const ANSWER_MS = 2000;
 // How often a store that is up is asked whether it still answers (a stopped or cut-off one says nothing).
@@ -260,7 +260,7 @@ export class SharedRests {
   }
 
   // A value read back, or undefined with the bad one said once per key.
-  private checked<T>(key: string, read: { ok: T } | { over: true } | { bad: string }): T | undefined {
+  private checked<T>(key: string, read: Read<T>): T | undefined {
     if ("ok" in read) return read.ok;
     if ("bad" in read && !this.badSaid.has(key)) {
       this.badSaid.add(key);

@@ -1,4 +1,4 @@
-import type { Cooldown } from "./cooldown-rows.js";
+import { accountOfKey, type Cooldown } from "./cooldown-rows.js";
 import type { QuotaWindow } from "./quota-store.js";
 
 // What the shared rest store holds, as uuldana writes it and reads it back: the keys, the values (JSON, small, with
@@ -11,7 +11,7 @@ export const READING_PREFIX = "uuldana:reading:";
 export const CHANNEL = "uuldana:changes";
 
 // no value uuldana writes comes near this; a larger one is not uuldana's
-export const MAX_VALUE_BYTES = 8192;
+const MAX_VALUE_BYTES = 8192;
 // a rest or reading ends within this of now, or it is no rest uuldana wrote (the longest usage window is a month)
 const MAX_AHEAD_MS = 400 * 24 * 3_600_000;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -56,7 +56,7 @@ export function readRest(key: string, value: unknown, now: number): Read<Cooldow
   const machine = optionalText(row.machine, 255);
   const model = row.model === null ? undefined : typeof row.model === "string" && MODEL.test(row.model) ? row.model : null;
   if (kind === null || text === null || machine === null || model === null) return { bad: "it has a field of the wrong type or size" };
-  const account = model ? key.slice(0, -model.length - 1) : key;
+  const account = accountOfKey(key, model);
   if (!NAME.test(account) || (model && key !== `${account}@${model}`)) return { bad: "its key is no account (or account@model) uuldana names" };
   if (until.getTime() <= now) return { over: true };
   return { ok: { until, since, source: row.source as Cooldown["source"], kind, text, ...(model ? { model } : {}), ...(machine ? { machine } : {}) } };
