@@ -6,6 +6,7 @@ import { Screen } from "../terminal/screen.js";
 import { AgentOutput } from "./agent-output.js";
 import type { PromptContext } from "./command-prompt.js";
 import { Disposables } from "./disposables.js";
+import { outputOnThread } from "./output-thread.js";
 import type { DrawnAround } from "./drawn-lines.js";
 import { showKeyHint } from "./key-hint.js";
 import { commandKeyBytes } from "./keys.js";
@@ -108,7 +109,7 @@ export function startRun(options: HostOptions): Run {
   const { stdout, interactive } = terminal;
   const started = Date.now();
   const screen = new Screen({ ...terminal.size, scrollback: options.scrollback });
-  const agent = spawnFor(options, screen, terminal.size);
+  const agent = spawnFor(options, screen, terminal.size, outputOnThread(stdout));
   const owned = new Disposables();
   const state = { gone: false, ended: false };
   const windUp = (): void => {
@@ -208,9 +209,10 @@ export function startRun(options: HostOptions): Run {
 
 // --- internal ---
 
-function spawnFor(options: HostOptions, screen: Screen, size: { cols: number; rows: number }): AgentPty {
+function spawnFor(options: HostOptions, screen: Screen, size: { cols: number; rows: number }, ownReading: boolean): AgentPty {
   try {
-    return spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term: options.env.TERM || "xterm-256color" });
+    const term = options.env.TERM || "xterm-256color";
+    return spawnAgent({ file: options.file, args: options.args, env: options.env, cwd: options.cwd, ...size, term, ownReading });
   } catch (error) {
     // the screen model's emulator is let go with the run that never started
     void screen.dispose();
@@ -230,7 +232,7 @@ function promptContext(options: HostOptions, run: { agent: AgentPty; screen: Scr
     status: () => [
       `entry ${options.entry}, level ${options.level}, pid ${agent.pid}`,
       `command: ${[options.file, ...options.args].join(" ")}`,
-      `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${output.titles.agentTitle}"`,
+      `screen ${screen.cols}x${screen.rows}${screen.modes.altScreen ? ", alternate screen" : ""}; agent title "${output.agentTitle}"`,
       ...describe.status(),
     ],
     ...(describe.agent ? { agent: describe.agent } : {}),

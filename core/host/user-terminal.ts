@@ -51,6 +51,8 @@ export function takeUserTerminal(terminal: UserTerminal, run: { agent: AgentPty;
 // uuldana's prompt closed, cooked input, the agent's modes turned off, the title popped.
 function giveBack(terminal: UserTerminal, run: { screen: Screen; output: AgentOutput; overlay: PromptOverlay }): void {
   try {
+    // nothing of the agent's is written after the terminal is given back (uuldana may be crashing while it runs)
+    run.output.end();
     run.overlay.close();
   } finally {
     if (terminal.interactive) {

@@ -4,6 +4,7 @@ import { basename, dirname, join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { IS_WINDOWS, signalGroup } from "../base/process.js";
+import { onProcessExit, takeMaster, type NodePtyInternals } from "./pty-internals.js";
 
 // The one module that loads node-pty; everything else sees this small interface.
 export interface AgentPty {
@@ -17,6 +18,20 @@ export interface AgentPty {
   // Stops holding the terminal open for the agent's last output: its exit is then noticed at once. For stops
   // uuldana itself asked for, whose last words matter less than time.
   letGo(): void;
+  // Set where uuldana reads the terminal's output itself (SpawnOptions.ownReading): onData then never fires.
+  readonly own?: OwnReading;
+}
+
+// The agent's terminal read by uuldana itself rather than by node-pty.
+export interface OwnReading {
+  // the terminal's other side, to read the agent's output from
+  readonly fd: number;
+  // resolves once the agent's process has exited: what it wrote is then all there to read
+  readonly processGone: Promise<void>;
+  // uuldana has read the agent's output to its end: the terminal is let go and the exit reported
+  end(): void;
+  // called after each write to the agent (an answer to it is worth looking for at once)
+  afterWrite?: () => void;
 }
 
 export interface AgentExit {
@@ -32,6 +47,8 @@ export interface SpawnOptions {
   cols: number;
   rows: number;
   term: string;
+  // uuldana reads the terminal's output itself (AgentPty.own) instead of node-pty's events
+  ownReading?: boolean;
 }
 
 interface NodePtyTerminal {
@@ -108,12 +125,24 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
       else letGoWhenDrained();
     }).unref();
   };
-  if (slave !== undefined && typeof child.on === "function") {
-    child.on("newListener", (event) => {
-      if (event === "close") setTimeout(letGoWhenDrained, DRAINED_MS).unref();
-    });
+  const master = options.ownReading && !IS_WINDOWS ? takeMaster(child as NodePtyInternals) : undefined;
+  let own: OwnReading | undefined;
+  if (master) {
+    let gone!: () => void;
+    const processGone = new Promise<void>((resolve) => (gone = resolve));
+    onProcessExit(child as NodePtyInternals, gone);
+    own = {
+      fd: master.fd,
+      processGone,
+      end() {
+        release();
+        master.close();
+      },
+    };
+  } else {
+    if (slave !== undefined) onProcessExit(child as NodePtyInternals, () => setTimeout(letGoWhenDrained, DRAINED_MS).unref());
+    child.onData(() => (lastData = Date.now()));
   }
-  child.onData(() => (lastData = Date.now()));
   // once the agent is gone its terminal is closed: writing to it or resizing it has nothing left to do
   let gone = false;
   const exited = new Promise<AgentExit>((resolve) => {
@@ -130,6 +159,7 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
       if (gone) return;
       if (input) input.write(typeof data === "string" ? Buffer.from(data, "utf8") : data);
       else child.write(data);
+      own?.afterWrite?.();
     },
     resize(cols, rows) {
       if (gone) return;
@@ -147,6 +177,7 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
     exited,
     signal: (signal) => signalGroup(child.pid, signal),
     letGo: release,
+    ...(own ? { own } : {}),
   };
 }
 
