@@ -83,6 +83,21 @@ describe("the command prompt open when the run ends", () => {
   });
 });
 
+describe("an agent that leaves a process of its own holding the terminal", () => {
+  it("ends the run at the agent's exit, with its last words shown, while the process still runs", async () => {
+    linkAgent(sandbox, "helper", "leaves-helper.mjs");
+    sandbox.write("config/providers/helper.json", standInManifest("helper"));
+    sandbox.write("config/config.json", { providers: ["helper"], auto_detect: false });
+    const terminal = openRun({ PID_FILE: join(sandbox.dir, "pids") });
+    const exit = await Promise.race([terminal.exited, new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 10_000))]);
+    expect(exit).toEqual({ exitCode: 0, signal: 0 });
+    const [helper] = agentPids();
+    expect(isAlive(helper!)).toBe(true);
+    const screen = await terminal.waitFor("settings after: ");
+    expect(screen.slice(-3, -1)).toEqual(["LAST WORDS: the helper keeps the terminal", expect.stringMatching(/^uuldana: helper \(Stand-in helper\) exited with code 0 after \d+s$/)]);
+  });
+});
+
 describe("uuldana crashing while an agent runs", () => {
   it.each([
     ["proof", "SIGTERM", "hangup-proof.mjs"],

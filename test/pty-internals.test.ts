@@ -1,6 +1,7 @@
-import { readFileSync, readSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 
 import { describe, expect, it } from "vitest";
 
@@ -15,23 +16,27 @@ function spawnOwn(script: string) {
   return spawnAgent({ file: process.execPath, args: ["-e", script], env: { PATH: process.env.PATH ?? "" }, cwd: root, cols: 80, rows: 24, term: "xterm-256color", ownReading: true });
 }
 
-// Reads the terminal until it has nothing more to give once the agent is gone (it is non-blocking: EAGAIN while empty).
-async function readAll(fd: number, gone: () => boolean): Promise<string> {
-  const buffer = Buffer.alloc(65536);
-  let text = "";
-  for (;;) {
-    try {
-      const count = readSync(fd, buffer, 0, buffer.length, null);
-      if (count === 0) return text;
-      text += buffer.toString("utf8", 0, count);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EIO") return text;
-      if (code !== "EAGAIN") throw error;
-      if (gone()) return text;
-      await new Promise((resolve) => setTimeout(resolve, 2));
+// Reads the terminal in a thread of its own, as uuldana's output thread does (a read of it waits for the agent), until
+// the terminal's end or a NUL (a knock); the text read.
+function readInThread(fd: number): Promise<string> {
+  const code = `
+    const { readSync } = require("node:fs");
+    const { parentPort, workerData } = require("node:worker_threads");
+    const buffer = Buffer.alloc(65536);
+    let text = "";
+    for (;;) {
+      let count = 0;
+      try { count = readSync(workerData, buffer, 0, buffer.length, null); } catch (error) { if (error.code === "EIO") break; throw error; }
+      if (count === 0) break;
+      text += buffer.toString("latin1", 0, count);
+      if (text.endsWith("\\0")) break;
     }
-  }
+    parentPort.postMessage(text);`;
+  const worker = new Worker(code, { eval: true, workerData: fd });
+  return new Promise((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
 }
 
 describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
@@ -49,7 +54,7 @@ describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
     agent.onData((data) => (eventBytes += data.length));
     let processGone = false;
     void own.processGone.then(() => (processGone = true));
-    const text = await readAll(own.fd, () => processGone);
+    const text = await readInThread(own.fd);
     // node-pty saw the agent's process exit before its terminal was closed
     expect(processGone).toBe(true);
     own.end();
@@ -67,7 +72,7 @@ describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
     // node-pty closes its socket 200 ms after the exit unless uuldana's reading has ended
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(exited).toBe(false);
-    const text = await readAll(own.fd, () => true);
+    const text = await readInThread(own.fd);
     own.end();
     expect((await agent.exited).exitCode).toBe(0);
     expect(text.replace(/\r/g, "")).toBe(`${"y".repeat(3000)}LAST\n`);
@@ -76,12 +81,26 @@ describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
   it("writes to the agent through the terminal uuldana reads", async () => {
     const agent = spawnOwn('process.stdin.setRawMode(true); process.stdin.once("data", (d) => { process.stdout.write("got " + d); process.exit(0); })');
     const own = agent.own!;
-    let processGone = false;
-    void own.processGone.then(() => (processGone = true));
     setTimeout(() => agent.write("ping"), 300);
-    const text = await readAll(own.fd, () => processGone);
+    const text = await readInThread(own.fd);
     own.end();
     expect((await agent.exited).exitCode).toBe(0);
     expect(text).toContain("got ping");
+  });
+
+  it("makes a read of the terminal wait for the agent, and a knock wakes it", async () => {
+    const agent = spawnOwn('process.stdout.write("ready"); setTimeout(() => {}, 30000)');
+    const own = agent.own!;
+    const read = readInThread(own.fd);
+    let woken = false;
+    void read.then(() => (woken = true));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // the agent wrote "ready" and then nothing: the thread still waits in its read
+    expect(woken).toBe(false);
+    own.knock();
+    expect(await read).toBe("ready\0");
+    agent.signal("SIGKILL");
+    own.end();
+    expect((await agent.exited).signal).toBe(9);
   });
 });

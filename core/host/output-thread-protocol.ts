@@ -1,18 +1,22 @@
 // What the main thread and the output thread (output-worker.ts) share: the slots of their control array and the
 // words they send each other.
 
-// set to 1 (and notified) to have the output thread look at once: a key went to the agent, or a word was sent
-export const WAKE = 0;
-// 1: the output thread ends now, whatever is left unread
+// set to 1 when a word was sent: the output thread reads its words after its next read
+export const WORDS = 0;
+// 1: the output thread ends at its next look, whatever is left unread
 export const STOP = 1;
-// 1: the agent's process has exited; the output thread ends once the terminal has nothing more to read
+// 1: the agent's process has exited; the output thread ends at the terminal's end, or at a knock after this
 export const GONE = 2;
-// 1: uuldana's prompt covers the screen and the agent's output is held back; HELD is 1 once the thread holds it
+// 1: uuldana's prompt covers the screen and the agent's output is held back
 export const HOLD = 3;
-export const HELD = 4;
+// 1 while the output thread writes to the user's terminal; it looks at HOLD after setting this, and uuldana's prompt
+// draws only once this is 0 after setting HOLD, so the two never write over each other
+export const WRITING = 4;
 // 1 once the output thread writes no more to the user's terminal
 export const DONE = 5;
-export const CONTROL_SLOTS = 6;
+// knocks the main thread made (OwnReading.knock) that the output thread has not yet counted
+export const KNOCKS = 6;
+export const CONTROL_SLOTS = 7;
 
 export interface OutputThreadSetup {
   // the agent's terminal, read; the user's terminal, written

@@ -5,14 +5,14 @@ import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { IS_WINDOWS } from "../base/process.js";
 import type { OwnReading } from "../terminal/pty.js";
 import { RingReader, ringMemory } from "../terminal/shared-ring.js";
-import { CONTROL_SLOTS, DONE, GONE, HELD, HOLD, STOP, WAKE, type FromOutputThread, type OutputThreadSetup } from "./output-thread-protocol.js";
+import { CONTROL_SLOTS, DONE, GONE, HOLD, KNOCKS, STOP, WORDS, WRITING, type FromOutputThread, type OutputThreadSetup } from "./output-thread-protocol.js";
 
 // the ring between the output thread and the main thread: a flood that outruns the screen model waits in it
 const RING_BYTES = 4 * 1024 * 1024;
 // how often the main thread takes what came, and after how many looks that found nothing it waits to be told
 const DRAIN_MS = 8;
 const QUIET_LOOKS = 25;
-// how long uuldana's prompt waits for the output thread to stop writing before it draws
+// how long uuldana's prompt waits for the output thread's write under way before it draws
 const HOLD_WAIT_MS = 100;
 // the thread keeps little on its heap (a read's copy, a title being read): a small one keeps its memory small
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
@@ -74,11 +74,19 @@ export class OutputThread {
     });
     // a thread that failed or was ended leaves the output where it stopped
     this.worker.on("error", end);
-    this.worker.on("exit", end);
-    own.afterWrite = () => this.wake();
+    this.worker.on("exit", () => {
+      running.delete(this);
+      end();
+    });
+    this.worker.unref();
+    this.knock = () => {
+      Atomics.add(this.control, KNOCKS, 1);
+      own.knock();
+    };
+    running.add(this);
     void own.processGone.then(() => {
       Atomics.store(this.control, GONE, 1);
-      this.wake();
+      this.knock();
     });
     this.look();
   }
@@ -87,39 +95,35 @@ export class OutputThread {
   hold(): void {
     if (this.done) return;
     Atomics.store(this.control, HOLD, 1);
-    this.wake();
     const deadline = Date.now() + HOLD_WAIT_MS;
-    while (Atomics.load(this.control, HELD) === 0 && Date.now() < deadline && !this.done) Atomics.wait(this.control, HELD, 0, 5);
+    while (Atomics.load(this.control, WRITING) === 1 && Date.now() < deadline) Atomics.wait(this.control, WRITING, 1, 5);
   }
 
   // The prompt has closed: the thread writes what it held, then passes the output through again.
   release(): void {
     Atomics.store(this.control, HOLD, 0);
-    this.wake();
+    if (!this.done) this.knock();
   }
 
   // uuldana's part of the title changed: the agent's next title follows the new one.
   titlePrefix(text: string): void {
     this.port.postMessage({ titlePrefix: text });
-    this.wake();
+    Atomics.store(this.control, WORDS, 1);
   }
 
-  // The run is over, or uuldana is crashing: the thread ends at once, whatever is left unread; returns once it
-  // writes no more to the user's terminal (or after a moment, if a write of its own does not return).
+  // The run is over, or uuldana is ending: the thread ends at once, whatever is left unread; returns once it writes
+  // no more to the user's terminal (or after a moment, if a write of its own does not return).
   stop(): void {
-    Atomics.store(this.control, STOP, 1);
-    this.wake();
     this.stopLooking();
+    if (Atomics.exchange(this.control, STOP, 1) === 1 || Atomics.load(this.control, DONE) === 1) return;
+    this.knock();
     const deadline = Date.now() + STOP_WAIT_MS;
     while (Atomics.load(this.control, DONE) === 0 && Date.now() < deadline) Atomics.wait(this.control, DONE, 0, 5);
   }
 
   // --- internal ---
 
-  private wake(): void {
-    Atomics.store(this.control, WAKE, 1);
-    Atomics.notify(this.control, WAKE);
-  }
+  private readonly knock: () => void;
 
   // Takes what came on a steady cadence; after a quiet spell, waits for the thread to say more came.
   private look(): void {
@@ -141,6 +145,13 @@ export class OutputThread {
     return chunk.length > 0;
   }
 }
+
+// the threads still reading: a thread asleep in its read would keep the process from ending, so every way out of
+// uuldana (an exit, an error nothing caught) wakes and stops them
+const running = new Set<OutputThread>();
+process.on("exit", () => {
+  for (const thread of running) thread.stop();
+});
 
 // The compiled thread beside this file; run from the sources (as the tests run them), the compiled one of the build.
 function workerFile(): URL | undefined {

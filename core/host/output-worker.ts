@@ -1,25 +1,21 @@
 // The output thread (started by output-thread.ts): reads the agent's terminal in large reads, writes what it read
 // to the user's terminal (titles rewritten, held back while uuldana's prompt covers the screen), and copies it into
-// the shared ring the main thread reads on its own cadence. The terminal is non-blocking: when it has nothing, the
-// thread waits a moment and looks again, briefly at first (an echo of a key is on its way), longer as the quiet goes
-// on; a key written to the agent, a word from the main thread or the agent's exit wakes it at once.
+// the shared ring the main thread reads on its own cadence. The terminal is blocking: the thread sleeps in its read
+// until the agent writes; the main thread wakes it with a knock (a NUL byte it writes where the agent writes, which
+// the thread drops) when it has something to say: the prompt has closed, the run stops, the agent is gone.
 import { readSync, writeSync } from "node:fs";
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 
 import { RingWriter, type RingMemory } from "../terminal/shared-ring.js";
 import { TitleFilter } from "./title.js";
-import { DONE, GONE, HELD, HOLD, STOP, WAKE, type OutputThreadSetup, type ToOutputThread } from "./output-thread-protocol.js";
+import { DONE, GONE, HOLD, KNOCKS, STOP, WORDS, WRITING, type OutputThreadSetup, type ToOutputThread } from "./output-thread-protocol.js";
 
 const READ_BYTES = 256 * 1024;
 // the most bytes held while uuldana's prompt covers the screen; what comes beyond is dropped (as on the main thread)
 const HELD_LIMIT = 8 * 1024 * 1024;
-// looking again: every STEP_MS for FAST_MS after the last output or wake, then twice as long each time up to SLOW_MS;
-// after IDLE_AFTER_MS of quiet, every IDLE_MS (a look costs some 30 µs of CPU: an idle agent costs almost nothing)
-const STEP_MS = 0.05;
-const FAST_MS = 3;
-const SLOW_MS = 4;
-const IDLE_AFTER_MS = 1000;
-const IDLE_MS = 50;
+// a read made while the main thread writes to the agent finds the terminal non-blocking for that moment: it is
+// tried again this much later
+const RETRY_MS = 0.1;
 
 const setup = workerData as OutputThreadSetup & { ring: RingMemory; port: MessagePort };
 const control = new Int32Array(setup.control);
@@ -30,6 +26,9 @@ const titles = new TitleFilter((agentTitle) => `${prefix}${agentTitle ? ` · ${a
 let held: Buffer[] | undefined;
 let heldBytes = 0;
 let writable = true;
+
+// knocks the main thread made whose NUL bytes are still to be found among those read
+let knocks = 0;
 
 const stopped = (): boolean => Atomics.load(control, STOP) === 1;
 
@@ -47,41 +46,43 @@ function show(data: Buffer): void {
   }
 }
 
+// Writes what was held and then data, unless uuldana's prompt covers the screen: then data is held too.
 function pass(data: Buffer): void {
+  Atomics.store(control, WRITING, 1);
   if (Atomics.load(control, HOLD) === 1) {
-    if (!held) {
-      held = [];
-      Atomics.store(control, HELD, 1);
-      Atomics.notify(control, HELD);
-    }
-    if (heldBytes + data.length <= HELD_LIMIT) {
-      held.push(Buffer.from(data));
-      heldBytes += data.length;
-    }
+    Atomics.store(control, WRITING, 0);
+    Atomics.notify(control, WRITING);
+    hold(data);
     return;
   }
-  releaseHeld();
-  if (data.length) show(data);
-}
-
-// The prompt has closed: what was held is written first.
-function releaseHeld(): void {
-  if (!held || Atomics.load(control, HOLD) === 1) return;
-  const pending = Buffer.concat(held);
-  held = undefined;
-  heldBytes = 0;
-  Atomics.store(control, HELD, 0);
-  if (pending.length) show(pending);
-}
-
-// Words from the main thread: uuldana's part of the title, and holding the output.
-function readControl(): void {
-  for (let message = receiveMessageOnPort(setup.port); message; message = receiveMessageOnPort(setup.port)) {
-    const word = message.message as ToOutputThread;
-    if (word.titlePrefix !== undefined) prefix = word.titlePrefix;
+  if (held) {
+    const pending = Buffer.concat(held);
+    held = undefined;
+    heldBytes = 0;
+    show(pending);
   }
-  if (Atomics.load(control, HOLD) === 1 && !held) pass(Buffer.alloc(0));
-  else releaseHeld();
+  if (data.length) show(data);
+  Atomics.store(control, WRITING, 0);
+  Atomics.notify(control, WRITING);
+}
+
+function hold(data: Buffer): void {
+  held ??= [];
+  if (data.length && heldBytes + data.length <= HELD_LIMIT) {
+    held.push(data);
+    heldBytes += data.length;
+  }
+}
+
+// Words from the main thread (uuldana's part of the title), and what was held once the prompt has closed.
+function readControl(): void {
+  if (Atomics.exchange(control, WORDS, 0) === 1) {
+    for (let message = receiveMessageOnPort(setup.port); message; message = receiveMessageOnPort(setup.port)) {
+      const word = message.message as ToOutputThread;
+      if (word.titlePrefix !== undefined) prefix = word.titlePrefix;
+    }
+  }
+  if (held && Atomics.load(control, HOLD) === 0) pass(Buffer.alloc(0));
 }
 
 function take(chunk: Buffer): void {
@@ -93,41 +94,47 @@ function take(chunk: Buffer): void {
   if (ring.put(chunk, stopped)) parentPort!.postMessage({ wake: true });
 }
 
+// The bytes read less the NULs of knocks (a NUL the agent wrote itself may be taken for one: terminals ignore it).
+function withoutKnocks(read: Buffer): Buffer {
+  knocks += Atomics.exchange(control, KNOCKS, 0);
+  if (knocks === 0 || !read.includes(0)) return read;
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let at = read.indexOf(0); at >= 0 && knocks > 0; at = read.indexOf(0, from)) {
+    parts.push(read.subarray(from, at));
+    from = at + 1;
+    knocks--;
+  }
+  parts.push(read.subarray(from));
+  return Buffer.concat(parts);
+}
+
 function run(): void {
   const buffer = Buffer.allocUnsafe(READ_BYTES);
-  let quietSince = performance.now();
-  let wait = STEP_MS;
   while (!stopped()) {
-    if (Atomics.exchange(control, WAKE, 0) === 1) {
-      readControl();
-      quietSince = performance.now();
-      wait = STEP_MS;
-    }
     let count: number;
     try {
       count = readSync(setup.fd, buffer, 0, READ_BYTES, null);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return;
-      // nothing there: once the agent is gone, its output has ended
-      if (Atomics.load(control, GONE) === 1) return;
-      Atomics.wait(control, WAKE, 0, wait);
-      const quiet = performance.now() - quietSince;
-      if (quiet > IDLE_AFTER_MS) wait = IDLE_MS;
-      else if (quiet > FAST_MS) wait = Math.min(wait * 2, SLOW_MS);
+      Atomics.wait(control, STOP, 0, RETRY_MS);
       continue;
     }
     // end of file, or EIO above: every side of the terminal is closed
     if (count === 0) return;
+    const read = buffer.subarray(0, count);
     // a copy: the title filter may keep a part of it, and the read buffer is used again
-    take(Buffer.from(buffer.subarray(0, count)));
-    quietSince = performance.now();
-    wait = STEP_MS;
+    const data = Buffer.from(withoutKnocks(read));
+    if (data.length) take(data);
+    readControl();
+    // the agent is gone and a knock made after it ended this read: all it wrote came before
+    if (Atomics.load(control, GONE) === 1 && read[count - 1] === 0 && data.length < count) return;
   }
 }
 
 run();
 titles.end();
-if (!stopped()) releaseHeld();
+if (!stopped() && held && Atomics.load(control, HOLD) === 0) pass(Buffer.alloc(0));
 Atomics.store(control, DONE, 1);
 Atomics.notify(control, DONE);
 // still held when the output ended (uuldana's prompt is open): the main thread writes it once the prompt closes

@@ -6,12 +6,14 @@
 //   and closed by uuldana once its own reading has ended, which is what lets node-pty report the exit. node-pty
 //   destroys that socket on its own 200 ms after the exit; that is put off until uuldana's reading has ended, or a
 //   reader slowed by a busy machine would find the terminal closed under it (and the number maybe reused) and lose
-//   the agent's last output.
+//   the agent's last output;
+// - the terminal made blocking through that socket's handle (libuv's own switch for a stream), so that uuldana's
+//   output thread sleeps in its read until the agent writes, instead of looking again and again.
 
 export interface NodePtyInternals {
   fd?: number;
   on(event: string, listener: (...args: unknown[]) => void): void;
-  _socket?: { _read?: unknown; destroy?: () => void };
+  _socket?: { _read?: unknown; destroy?: () => void; _handle?: { setBlocking?: (blocking: boolean) => number } };
 }
 
 // Calls back once the agent's process has exited, while node-pty still waits for its terminal to close.
@@ -28,15 +30,20 @@ export interface OwnMaster {
   readonly fd: number;
   // uuldana's reading has ended: node-pty's socket closes the terminal, and node-pty reports the exit
   close(): void;
+  // Whether a read or write of the terminal waits (the file's own flag, shared by every thread that uses it).
+  setBlocking(blocking: boolean): void;
 }
 
 // Takes the master away from node-pty's own reading, at once after the spawn (node-pty starts reading a moment
 // later); undefined where this node-pty has not the parts this needs, and its own reading goes on.
 export function takeMaster(child: NodePtyInternals): OwnMaster | undefined {
   const socket = child._socket;
+  const handle = socket?._handle;
   if (typeof child.fd !== "number" || !socket || typeof socket._read !== "function" || typeof socket.destroy !== "function") return undefined;
+  if (typeof handle?.setBlocking !== "function") return undefined;
   // the socket asks for data through _read alone: answered with nothing, it never starts reading the terminal
   socket._read = () => undefined;
+  handle.setBlocking!(true);
   const destroy = socket.destroy.bind(socket);
   let closed = false;
   // node-pty's own destroy (its timer after the exit) waits for close()
@@ -47,6 +54,9 @@ export function takeMaster(child: NodePtyInternals): OwnMaster | undefined {
       if (closed) return;
       closed = true;
       destroy();
+    },
+    setBlocking(blocking) {
+      if (!closed) handle.setBlocking!(blocking);
     },
   };
 }

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 
 import { UuldanaError } from "../base/errors.js";
 import { IS_WINDOWS, signalGroup } from "../base/process.js";
-import { onProcessExit, takeMaster, type NodePtyInternals } from "./pty-internals.js";
+import { onProcessExit, takeMaster, type NodePtyInternals, type OwnMaster } from "./pty-internals.js";
 
 // The one module that loads node-pty; everything else sees this small interface.
 export interface AgentPty {
@@ -24,14 +24,16 @@ export interface AgentPty {
 
 // The agent's terminal read by uuldana itself rather than by node-pty.
 export interface OwnReading {
-  // the terminal's other side, to read the agent's output from
+  // the terminal's other side, to read the agent's output from; a read of it waits until the agent writes
   readonly fd: number;
-  // resolves once the agent's process has exited: what it wrote is then all there to read
+  // resolves once the agent's process has exited: what it wrote is then all there to read, and a read finds the
+  // terminal closed after it (unless a process the agent left behind still holds the terminal)
   readonly processGone: Promise<void>;
+  // Wakes a read that waits: a NUL byte (which terminals ignore) is written where the agent writes, after all it
+  // wrote so far. The reader counts knocks and drops their bytes.
+  knock(): void;
   // uuldana has read the agent's output to its end: the terminal is let go and the exit reported
   end(): void;
-  // called after each write to the agent (an answer to it is worth looking for at once)
-  afterWrite?: () => void;
 }
 
 export interface AgentExit {
@@ -100,7 +102,8 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
   let slave: number | undefined;
   if (!IS_WINDOWS && child.ptsName) {
     try {
-      slave = openSync(child.ptsName, constants.O_RDWR | constants.O_NOCTTY);
+      // never waited on: a knock on a terminal whose output is stopped (^S) is given up rather than hang uuldana
+      slave = openSync(child.ptsName, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
     } catch {
       slave = undefined;
     }
@@ -130,10 +133,16 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
   if (master) {
     let gone!: () => void;
     const processGone = new Promise<void>((resolve) => (gone = resolve));
-    onProcessExit(child as NodePtyInternals, gone);
+    // the agent is gone: the other side uuldana held is let go, so the reader meets the terminal's end after the
+    // last output
+    onProcessExit(child as NodePtyInternals, () => {
+      release();
+      gone();
+    });
     own = {
       fd: master.fd,
       processGone,
+      knock: () => knock(slave, child.ptsName),
       end() {
         release();
         master.close();
@@ -152,14 +161,13 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
       resolve({ exitCode, signal: signal ? signal : undefined });
     });
   });
-  const input = IS_WINDOWS || typeof child.fd !== "number" ? undefined : new DirectInput(child.fd);
+  const input = IS_WINDOWS || typeof child.fd !== "number" ? undefined : new DirectInput(child.fd, master);
   return {
     pid: child.pid,
     write(data) {
       if (gone) return;
       if (input) input.write(typeof data === "string" ? Buffer.from(data, "utf8") : data);
       else child.write(data);
-      own?.afterWrite?.();
     },
     resize(cols, rows) {
       if (gone) return;
@@ -186,11 +194,16 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
 // Input for the agent written to the terminal at once, in the same turn of the event loop as the key that brought
 // it, rather than through a write on another thread; what the terminal cannot take yet waits, in order, and is
 // tried again a millisecond later.
+// Where uuldana reads the terminal itself it is blocking, for the output thread's reads; a write of the main thread
+// makes it non-blocking for its moment, so that an agent that reads no input never holds uuldana.
 class DirectInput {
   private readonly waiting: Buffer[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly fd: number) {}
+  constructor(
+    private readonly fd: number,
+    private readonly master: OwnMaster | undefined,
+  ) {}
 
   write(data: Buffer): void {
     if (data.length === 0) return;
@@ -206,6 +219,15 @@ class DirectInput {
 
   // Writes what the terminal takes now; the part it did not take, if any.
   private attempt(data: Buffer): Buffer | undefined {
+    this.master?.setBlocking(false);
+    try {
+      return this.attemptNow(data);
+    } finally {
+      this.master?.setBlocking(true);
+    }
+  }
+
+  private attemptNow(data: Buffer): Buffer | undefined {
     let written = 0;
     try {
       while (written < data.length) written += writeSync(this.fd, data, written);
@@ -234,6 +256,24 @@ class DirectInput {
       }
       this.waiting.shift();
     }
+  }
+}
+
+// Writes a NUL where the agent writes: through the other side uuldana holds, or, once that is let go, opened anew.
+// A terminal that takes no more output now has a reader busy with what it holds, which needs no knock.
+function knock(held: number | undefined, name: string | undefined): void {
+  const nul = Buffer.alloc(1);
+  try {
+    if (held !== undefined) return void writeSync(held, nul);
+    if (!name) return;
+    const fd = openSync(name, constants.O_WRONLY | constants.O_NOCTTY | constants.O_NONBLOCK);
+    try {
+      writeSync(fd, nul);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // the terminal is gone, and its reader has met its end
   }
 }
 
