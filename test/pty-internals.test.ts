@@ -97,7 +97,7 @@ describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     // the agent wrote "ready" and then nothing: the thread still waits in its read
     expect(woken).toBe(false);
-    own.knock();
+    expect(own.knock()).toBe(true);
     expect(await read).toBe("ready\0");
     agent.signal("SIGKILL");
     own.end();

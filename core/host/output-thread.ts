@@ -16,6 +16,8 @@ const QUIET_LOOKS = 25;
 const HOLD_WAIT_MS = 100;
 // the thread keeps little on its heap (a read's copy, a title being read): a small one keeps its memory small
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
+// how soon a knock the terminal could not take is made again
+const KNOCK_AGAIN_MS = 5;
 // how long an end of the run waits for the output thread's last write
 const STOP_WAIT_MS = 100;
 
@@ -79,9 +81,13 @@ export class OutputThread {
       end();
     });
     this.worker.unref();
+    // a knock the terminal could not take yet (it is full, so the thread has reading to do) is made again a
+    // moment later, until the thread has ended: the one after the agent's exit is what ends it
     this.knock = () => {
       Atomics.add(this.control, KNOCKS, 1);
-      own.knock();
+      if (own.knock()) return;
+      Atomics.sub(this.control, KNOCKS, 1);
+      if (!this.done) setTimeout(this.knock, KNOCK_AGAIN_MS).unref();
     };
     running.add(this);
     void own.processGone.then(() => {

@@ -30,8 +30,9 @@ export interface OwnReading {
   // terminal closed after it (unless a process the agent left behind still holds the terminal)
   readonly processGone: Promise<void>;
   // Wakes a read that waits: a NUL byte (which terminals ignore) is written where the agent writes, after all it
-  // wrote so far. The reader counts knocks and drops their bytes.
-  knock(): void;
+  // wrote so far. The reader counts knocks and drops their bytes. False when the terminal takes no more output now
+  // (its reader has that much still to read): the knock is to be made again.
+  knock(): boolean;
   // uuldana has read the agent's output to its end: the terminal is let go and the exit reported
   end(): void;
 }
@@ -260,20 +261,20 @@ class DirectInput {
 }
 
 // Writes a NUL where the agent writes: through the other side uuldana holds, or, once that is let go, opened anew.
-// A terminal that takes no more output now has a reader busy with what it holds, which needs no knock.
-function knock(held: number | undefined, name: string | undefined): void {
+function knock(held: number | undefined, name: string | undefined): boolean {
   const nul = Buffer.alloc(1);
   try {
-    if (held !== undefined) return void writeSync(held, nul);
-    if (!name) return;
+    if (held !== undefined) return writeSync(held, nul) === 1;
+    if (!name) return true;
     const fd = openSync(name, constants.O_WRONLY | constants.O_NOCTTY | constants.O_NONBLOCK);
     try {
-      writeSync(fd, nul);
+      return writeSync(fd, nul) === 1;
     } finally {
       closeSync(fd);
     }
-  } catch {
-    // the terminal is gone, and its reader has met its end
+  } catch (error) {
+    // full for now; or else the terminal is gone, and its reader has met its end
+    return (error as NodeJS.ErrnoException).code !== "EAGAIN";
   }
 }
 
