@@ -41,6 +41,8 @@ export class OutputThread {
   private timer: NodeJS.Timeout | undefined;
   private quietLooks = 0;
   private done = false;
+  // stop() was called: nothing more the thread read reaches the user's terminal
+  private stopped = false;
 
   constructor(
     own: OwnReading,
@@ -71,7 +73,7 @@ export class OutputThread {
     this.worker.on("message", (word: FromOutputThread) => {
       if (word.agentTitle !== undefined) this.agentTitle = word.agentTitle;
       if (word.wake) this.look();
-      if (word.held) onHeld(Buffer.from(word.held.buffer, word.held.byteOffset, word.held.byteLength));
+      if (word.held && !this.stopped) onHeld(Buffer.from(word.held.buffer, word.held.byteOffset, word.held.byteLength));
       if (word.end) end();
     });
     // a thread that failed or was ended leaves the output where it stopped
@@ -120,6 +122,7 @@ export class OutputThread {
   // The run is over, or uuldana is ending: the thread ends at once, whatever is left unread; returns once it writes
   // no more to the user's terminal (or after a moment, if a write of its own does not return).
   stop(): void {
+    this.stopped = true;
     this.stopLooking();
     if (Atomics.exchange(this.control, STOP, 1) === 1 || Atomics.load(this.control, DONE) === 1) return;
     this.knock();

@@ -137,6 +137,7 @@ titles.end();
 if (!stopped() && held && Atomics.load(control, HOLD) === 0) pass(Buffer.alloc(0));
 Atomics.store(control, DONE, 1);
 Atomics.notify(control, DONE);
-// still held when the output ended (uuldana's prompt is open): the main thread writes it once the prompt closes
-if (held?.length) parentPort!.postMessage({ held: Buffer.concat(held) });
+// still held when the output ended (uuldana's prompt is open): the main thread writes it once the prompt closes;
+// unless the run was stopped, whose terminal is given back as it was
+if (held?.length && !stopped()) parentPort!.postMessage({ held: Buffer.concat(held) });
 parentPort!.postMessage({ end: true });
