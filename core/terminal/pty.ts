@@ -83,82 +83,17 @@ export function checkNodePty(): void {
 // Starts the agent in a new pseudo-terminal. A second handle on the terminal's other side is held until the
 // agent exits, so output it wrote just before exiting is still there to read (Linux drops it otherwise).
 export function spawnAgent(options: SpawnOptions): AgentPty {
-  const pty = loadNodePty();
-  let child: NodePtyTerminal;
-  try {
-    child = pty.spawn(options.file, options.args, {
-      name: options.term,
-      cols: options.cols,
-      rows: options.rows,
-      cwd: options.cwd,
-      env: options.env,
-      encoding: null,
-    });
-  } catch (error) {
-    throw new UuldanaError("E_AGENT_START", `${options.file} could not start: ${(error as Error).message}`, {
-      hint: `check that ${options.file} runs on its own`,
-      exitCode: 1,
-    });
-  }
-  let slave: number | undefined;
-  if (!IS_WINDOWS && child.ptsName) {
-    try {
-      // never waited on: a knock on a terminal whose output is stopped (^S) is given up rather than hang uuldana
-      slave = openSync(child.ptsName, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
-    } catch {
-      slave = undefined;
-    }
-  }
-  const release = (): void => {
-    if (slave !== undefined) closeSync(slave);
-    slave = undefined;
-  };
-  // node-pty reports the exit only once the terminal has closed, which it cannot while uuldana holds the other
-  // side: it learns of the exit first and waits for the close (for 200 ms at most). The moment it starts waiting
-  // (it listens for "close") the agent is gone; its last output is read, and once none has come for a moment the
-  // other side is let go, so the exit is reported without that wait.
-  let lastData = Date.now();
-  const letGoWhenDrained = (): void => {
-    if (slave === undefined) return;
-    const idle = Date.now() - lastData;
-    if (idle < DRAINED_MS) return void setTimeout(letGoWhenDrained, DRAINED_MS - idle).unref();
-    // after one more look for output (the poll for input runs between a timer and an immediate), so output that
-    // waited while the event loop was busy is read first
-    setImmediate(() => {
-      if (Date.now() - lastData >= DRAINED_MS) release();
-      else letGoWhenDrained();
-    }).unref();
-  };
+  const child = startChild(options);
+  const held = new HeldSide(child.ptsName);
   const master = options.ownReading && !IS_WINDOWS ? takeMaster(child as NodePtyInternals) : undefined;
-  let own: OwnReading | undefined;
-  if (master) {
-    let gone!: () => void;
-    const processGone = new Promise<void>((resolve) => (gone = resolve));
-    // the agent is gone: the other side uuldana held is let go, so the reader meets the terminal's end after the
-    // last output
-    onProcessExit(child as NodePtyInternals, () => {
-      release();
-      gone();
-    });
-    own = {
-      fd: master.fd,
-      processGone,
-      knock: () => knock(slave, child.ptsName),
-      end() {
-        release();
-        master.close();
-      },
-    };
-  } else {
-    if (slave !== undefined) onProcessExit(child as NodePtyInternals, () => setTimeout(letGoWhenDrained, DRAINED_MS).unref());
-    child.onData(() => (lastData = Date.now()));
-  }
+  const own = master ? ownReading(child, master, held) : undefined;
+  if (!own) held.releaseWhenDrained(child);
   // once the agent is gone its terminal is closed: writing to it or resizing it has nothing left to do
   let gone = false;
   const exited = new Promise<AgentExit>((resolve) => {
     child.onExit(({ exitCode, signal }) => {
       gone = true;
-      release();
+      held.release();
       resolve({ exitCode, signal: signal ? signal : undefined });
     });
   });
@@ -185,18 +120,117 @@ export function spawnAgent(options: SpawnOptions): AgentPty {
     },
     exited,
     signal: (signal) => signalGroup(child.pid, signal),
-    letGo: release,
+    letGo: () => held.release(),
     ...(own ? { own } : {}),
   };
 }
 
 // --- internal ---
 
+function startChild(options: SpawnOptions): NodePtyTerminal {
+  try {
+    return loadNodePty().spawn(options.file, options.args, {
+      name: options.term,
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      env: options.env,
+      encoding: null,
+    });
+  } catch (error) {
+    throw new UuldanaError("E_AGENT_START", `${options.file} could not start: ${(error as Error).message}`, {
+      hint: `check that ${options.file} runs on its own`,
+      exitCode: 1,
+    });
+  }
+}
+
+// The terminal read by uuldana itself: once the agent is gone, the other side uuldana held is let go, so the reader
+// meets the terminal's end after the last output.
+function ownReading(child: NodePtyTerminal, master: OwnMaster, held: HeldSide): OwnReading {
+  let gone!: () => void;
+  const processGone = new Promise<void>((resolve) => (gone = resolve));
+  onProcessExit(child as NodePtyInternals, () => {
+    held.release();
+    gone();
+  });
+  return {
+    fd: master.fd,
+    processGone,
+    knock: () => held.knock(),
+    end() {
+      held.release();
+      master.close();
+    },
+  };
+}
+
+// The agent's side of its terminal, held open by uuldana while the agent runs (none on Windows).
+class HeldSide {
+  private fd: number | undefined;
+
+  constructor(private readonly name: string | undefined) {
+    if (IS_WINDOWS || !name) return;
+    try {
+      // never waited on: a knock on a terminal whose output is stopped (^S) is given up rather than hang uuldana
+      this.fd = openSync(name, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
+    } catch {
+      this.fd = undefined;
+    }
+  }
+
+  release(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  // Writes a NUL where the agent writes: through the side held, or, once that is let go, opened anew. False when
+  // the terminal takes no more output now.
+  knock(): boolean {
+    const nul = Buffer.alloc(1);
+    try {
+      if (this.fd !== undefined) return writeSync(this.fd, nul) === 1;
+      if (!this.name) return true;
+      const fd = openSync(this.name, constants.O_WRONLY | constants.O_NOCTTY | constants.O_NONBLOCK);
+      try {
+        return writeSync(fd, nul) === 1;
+      } finally {
+        closeSync(fd);
+      }
+    } catch (error) {
+      // full for now; or else the terminal is gone, and its reader has met its end
+      return (error as NodeJS.ErrnoException).code !== "EAGAIN";
+    }
+  }
+
+  // On node-pty's event path. node-pty reports the exit only once the terminal has closed, which it cannot while
+  // uuldana holds the other side: it learns of the exit first and waits for the close (for 200 ms at most). The
+  // moment it starts waiting (it listens for "close") the agent is gone; its last output is read, and once none has
+  // come for a moment the other side is let go, so the exit is reported without that wait.
+  releaseWhenDrained(child: NodePtyTerminal): void {
+    if (this.fd === undefined) return;
+    let lastData = Date.now();
+    child.onData(() => (lastData = Date.now()));
+    const letGo = (): void => {
+      if (this.fd === undefined) return;
+      const idle = Date.now() - lastData;
+      if (idle < DRAINED_MS) return void setTimeout(letGo, DRAINED_MS - idle).unref();
+      // after one more look for output (the poll for input runs between a timer and an immediate), so output that
+      // waited while the event loop was busy is read first
+      setImmediate(() => {
+        if (Date.now() - lastData >= DRAINED_MS) this.release();
+        else letGo();
+      }).unref();
+    };
+    onProcessExit(child as NodePtyInternals, () => setTimeout(letGo, DRAINED_MS).unref());
+  }
+}
+
 // Input for the agent written to the terminal at once, in the same turn of the event loop as the key that brought
 // it, rather than through a write on another thread; what the terminal cannot take yet waits, in order, and is
-// tried again a millisecond later.
-// Where uuldana reads the terminal itself it is blocking, for the output thread's reads; a write of the main thread
-// makes it non-blocking for its moment, so that an agent that reads no input never holds uuldana.
+// tried again a millisecond later. Where uuldana reads the terminal itself it is blocking, for the output thread's
+// reads; a write of the main thread makes it non-blocking for its moment, so an agent that reads no input never
+// holds uuldana.
 class DirectInput {
   private readonly waiting: Buffer[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -257,24 +291,6 @@ class DirectInput {
       }
       this.waiting.shift();
     }
-  }
-}
-
-// Writes a NUL where the agent writes: through the other side uuldana holds, or, once that is let go, opened anew.
-function knock(held: number | undefined, name: string | undefined): boolean {
-  const nul = Buffer.alloc(1);
-  try {
-    if (held !== undefined) return writeSync(held, nul) === 1;
-    if (!name) return true;
-    const fd = openSync(name, constants.O_WRONLY | constants.O_NOCTTY | constants.O_NONBLOCK);
-    try {
-      return writeSync(fd, nul) === 1;
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    // full for now; or else the terminal is gone, and its reader has met its end
-    return (error as NodeJS.ErrnoException).code !== "EAGAIN";
   }
 }
 
