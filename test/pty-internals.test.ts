@@ -103,4 +103,21 @@ describe.skipIf(process.platform === "win32")("node-pty's internals", () => {
     own.end();
     expect((await agent.exited).signal).toBe(9);
   });
+
+  it("says a knock did not pass while the agent's output is stopped (^S), and passes it once started (^Q)", async () => {
+    const agent = spawnOwn('process.stdout.write("ready"); setTimeout(() => {}, 30000)');
+    const own = agent.own!;
+    const read = readInThread(own.fd);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    agent.write("\x13");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(own.knock()).toBe(false);
+    agent.write("\x11");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(own.knock()).toBe(true);
+    expect(await read).toBe("ready\0");
+    agent.signal("SIGKILL");
+    own.end();
+    await agent.exited;
+  });
 });

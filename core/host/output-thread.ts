@@ -16,8 +16,9 @@ const QUIET_LOOKS = 25;
 const HOLD_WAIT_MS = 100;
 // the thread keeps little on its heap (a read's copy, a title being read): a small one keeps its memory small
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
-// how soon a knock the terminal could not take is made again
+// how soon a knock the terminal could not take is made again, at first and at most
 const KNOCK_AGAIN_MS = 5;
+const KNOCK_AGAIN_MAX_MS = 250;
 // how long an end of the run waits for the output thread's last write
 const STOP_WAIT_MS = 100;
 
@@ -83,14 +84,16 @@ export class OutputThread {
       end();
     });
     this.worker.unref();
-    // a knock the terminal could not take yet (it is full, so the thread has reading to do) is made again a
-    // moment later, until the thread has ended: the one after the agent's exit is what ends it
-    this.knock = () => {
+    // a knock the terminal could not take yet (it is full, so the thread has reading to do; or its output is
+    // stopped) is made again later, each time twice as late, until the thread has ended: the one after the agent's
+    // exit is what ends it
+    const knock = (wait: number): void => {
       Atomics.add(this.control, KNOCKS, 1);
       if (own.knock()) return;
       Atomics.sub(this.control, KNOCKS, 1);
-      if (!this.done) setTimeout(this.knock, KNOCK_AGAIN_MS).unref();
+      if (!this.done) setTimeout(() => knock(Math.min(wait * 2, KNOCK_AGAIN_MAX_MS)), wait).unref();
     };
+    this.knock = () => knock(KNOCK_AGAIN_MS);
     running.add(this);
     void own.processGone.then(() => {
       Atomics.store(this.control, GONE, 1);
