@@ -73,3 +73,17 @@ describe("an agent whose last write is large and whose exit follows at once", ()
     expect(outcomes).toEqual(Array.from({ length: TRIALS }, () => `exit 0, ${want.length} of ${want.length} bytes, the same`));
   }, 600_000);
 });
+
+describe("an agent that says one line and exits at once, uuldana writing to a pipe", () => {
+  it("delivers its line and its exit status every time (40 runs, 4 at once)", async () => {
+    linkAgent(sandbox, "ver", "version-agent.sh");
+    sandbox.write("config/providers/ver.json", standInManifest("ver", { version: { args: ["--version"], pattern: "^ver (\\S+)" } }));
+    sandbox.write("config/config.json", { providers: ["ver"], auto_detect: false });
+    const outcomes: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const runs = await Promise.all(Array.from({ length: 4 }, () => sandbox.run(["run"])));
+      for (const run of runs) outcomes.push(`exit ${run.code}: ${JSON.stringify(run.stdout)}`);
+    }
+    expect(outcomes).toEqual(Array.from({ length: 40 }, () => `exit 0: ${JSON.stringify("ver: started with --ask\r\n")}`));
+  }, 300_000);
+});

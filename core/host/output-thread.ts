@@ -83,7 +83,6 @@ export class OutputThread {
       running.delete(this);
       end();
     });
-    this.worker.unref();
     // a knock the terminal could not take yet (it is full, so the thread has reading to do; or its output is
     // stopped) is made again later, each time twice as late, until the thread has ended: the one after the agent's
     // exit is what ends it
