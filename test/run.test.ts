@@ -211,6 +211,17 @@ describe("uuldana run", () => {
     await terminal.waitFor("last input: 1d");
   });
 
+  it("gives the screen back to an agent that redraws only once a new size has held for 150 ms", async () => {
+    const terminal = open(["run", "--provider", "screen"], { env: { RESIZE_SETTLE_MS: "150" } });
+    await terminal.waitFor("SCREEN AGENT");
+    terminal.type("x");
+    const before = await terminal.waitFor("last input: 78");
+    terminal.type("\x1d");
+    await terminal.waitFor("uuldana>");
+    terminal.type("\x1b");
+    await waitFor(() => terminal.screen().join("\n") === before.join("\n"), "the agent's screen to come back", 5_000);
+  });
+
   it("keeps a line-mode agent's screen when the prompt closes", async () => {
     const terminal = open(["run"]);
     await terminal.waitFor("line agent ready");

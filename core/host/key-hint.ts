@@ -1,13 +1,11 @@
 import type { AgentPty } from "../terminal/pty.js";
 import type { Screen } from "../terminal/screen.js";
+import { askRedraw } from "./agent-redraw.js";
 
 // how long a full-screen agent is quiet after its first screen before the hint is drawn, and how long it stays
 const QUIET_MS = 1500;
 const SHOWN_MS = 6000;
 const POLL_MS = 100;
-// how long the agent is left one row short when the hint goes, so that it redraws its screen: long enough that the
-// two resizes reach it as two, even on a loaded machine (a signal that arrives twice before it is handled is one)
-const REDRAW_MS = 150;
 
 // What the hint watches: the agent's screen, whether the user typed, whether uuldana's prompt is open.
 export interface KeyHintParts {
@@ -41,7 +39,7 @@ export function showKeyHint(parts: KeyHintParts): () => void {
     if (parts.promptOpen()) return stop();
     if (parts.typed() || now - shownAt >= SHOWN_MS) {
       stop();
-      redraw(parts);
+      askRedraw(parts.agent, parts.screen, parts.gone);
     }
   }, POLL_MS);
   timer.unref();
@@ -63,8 +61,3 @@ function hintSequence(keyName: string, cols: number, rows: number): string {
   return `\x1b7\x1b[${rows};1H\x1b[0m\x1b[2K\x1b[7m${text}\x1b[0m\x1b8`;
 }
 
-function redraw(parts: KeyHintParts): void {
-  const { agent, screen } = parts;
-  agent.resize(screen.cols, Math.max(1, screen.rows - 1));
-  setTimeout(() => !parts.gone() && agent.resize(screen.cols, screen.rows), REDRAW_MS).unref();
-}

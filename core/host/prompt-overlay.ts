@@ -1,6 +1,7 @@
 import type { AgentPty } from "../terminal/pty.js";
 import type { Screen } from "../terminal/screen.js";
 import type { AgentOutput } from "./agent-output.js";
+import { askRedraw } from "./agent-redraw.js";
 import { CommandPrompt, type PromptContext, type PromptQuestion } from "./command-prompt.js";
 
 // The command key as named and as the terminal sends it (see commandKeyBytes).
@@ -9,9 +10,6 @@ export interface CommandKey {
   byte: number;
   kitty: string;
 }
-
-// How long the agent is left one row short when uuldana's prompt closes, so that it redraws its screen.
-const REDRAW_MS = 40;
 
 // uuldana's own prompt over the agent's screen, opened with the command key: the agent's output waits while it is
 // open (on the alternate screen, unless the agent is there already), and the agent redraws itself when it closes.
@@ -89,9 +87,7 @@ export class PromptOverlay {
     output.release();
     if (gone()) return;
     if (!this.ownsAltScreen) {
-      // a full-screen agent redraws itself when its size changes
-      agent.resize(screen.cols, Math.max(1, screen.rows - 1));
-      setTimeout(() => !gone() && agent.resize(screen.cols, screen.rows), REDRAW_MS);
+      askRedraw(agent, screen, gone);
     }
     if (sendKey) this.parts.sendKey(sendKey);
   }
