@@ -77,6 +77,34 @@ describe("uuldana config get", () => {
   });
 });
 
+describe("uuldana config get and set with the shared store's address", () => {
+  const address = "redis://team:s3cret-pw@rests.example:6380/2";
+  const note = "note: shared_rests is shown with its credentials as ***; the file holds them\n";
+
+  it("show its credentials as ***, while the file keeps them", async () => {
+    sandbox.write("config/config.json", { ceiling: "ask", shared_rests: address });
+    expect(await sandbox.run(["config", "get", "shared_rests"])).toEqual({ code: 0, stdout: '"redis://***:***@rests.example:6380/2"\n', stderr: note });
+    expect(await sandbox.run(["config", "get"])).toEqual({ code: 0, stdout: '{\n  "ceiling": "ask",\n  "shared_rests": "redis://***:***@rests.example:6380/2"\n}\n', stderr: note });
+    expect(JSON.parse(read()).shared_rests).toBe(address);
+  });
+
+  it("say what was set without the password, and write it whole", async () => {
+    sandbox.write("config/config.json", {});
+    expect(await sandbox.run(["config", "set", "shared_rests", "rediss://:only-pw@store.example"])).toEqual({
+      code: 0,
+      stdout: `set "shared_rests" to "rediss://:***@store.example" in ${file}\n`,
+      stderr: "",
+    });
+    expect(JSON.parse(read()).shared_rests).toBe("rediss://:only-pw@store.example");
+    expect(await sandbox.run(["config", "get", "shared_rests"])).toEqual({ code: 0, stdout: '"rediss://:***@store.example"\n', stderr: note });
+  });
+
+  it("show an address without credentials as it is, with no note", async () => {
+    sandbox.write("config/config.json", { shared_rests: "redis://rests.example" });
+    expect(await sandbox.run(["config", "get", "shared_rests"])).toEqual({ code: 0, stdout: '"redis://rests.example"\n', stderr: "" });
+  });
+});
+
 describe("uuldana config set", () => {
   it("reads the value as JSON when it is JSON, else as a string, and creates the config dir (0700) and file (0600)", async () => {
     const missing = join(sandbox.dir, "fresh", "uuldana");

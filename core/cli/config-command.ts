@@ -9,6 +9,7 @@ import type { Env } from "../base/paths.js";
 import { checkUserConfig } from "../config/config-check.js";
 import { CONFIG_DEFAULTS } from "../config/config-defaults.js";
 import { changedText, checkKey, readConfigText, readSettings, writeConfigText, type ConfigText } from "../config/config-edit.js";
+import { parseSharedUrl } from "../config/shared-url.js";
 import { result, type CommandResult } from "./result.js";
 
 // uuldana config get, set, unset and edit: the user's config.json (or the --config file), read and changed one
@@ -22,9 +23,10 @@ export function getSetting(file: string, key: string | undefined): CommandResult
   const found = readConfigText(file);
   const settings = readSettings(found, false);
   if (key === undefined) {
-    return result(`${JSON.stringify(settings, null, 2)}\n`, found.text === undefined ? `note: ${file} does not exist; uuldana uses its defaults\n` : "");
+    const notes = [found.text === undefined ? `note: ${file} does not exist; uuldana uses its defaults\n` : "", blanked(settings.shared_rests)].join("");
+    return result(`${JSON.stringify(shown(settings), null, 2)}\n`, notes);
   }
-  if (Object.hasOwn(settings, key)) return result(`${JSON.stringify(settings[key], null, 2)}\n`);
+  if (Object.hasOwn(settings, key)) return result(`${JSON.stringify(shown(settings)[key], null, 2)}\n`, key === "shared_rests" ? blanked(settings[key]) : "");
   const fallback = CONFIG_DEFAULTS[key];
   if (fallback === undefined) return result("", `note: "${key}" is not set in ${file}, and has no default\n`);
   return result(`${JSON.stringify(fallback, null, 2)}\n`, `note: "${key}" is not set in ${file}; this is uuldana's default\n`);
@@ -37,9 +39,10 @@ export function setSetting(file: string, key: string, raw: string): CommandResul
   const found = readConfigText(file);
   const settings = readValid(found, `set "${key}"`);
   const text = changedText(found, settings, key, value);
-  if (text === undefined) return result(`"${key}" is ${JSON.stringify(value)} in ${file} already; nothing changed\n`);
+  const said = JSON.stringify(shown({ [key]: value })[key]);
+  if (text === undefined) return result(`"${key}" is ${said} in ${file} already; nothing changed\n`);
   writeConfigText(found, text);
-  return result(`set "${key}" to ${JSON.stringify(value)} in ${file}\n`);
+  return result(`set "${key}" to ${said} in ${file}\n`);
 }
 
 // Takes one setting out of the file, once the whole file would load without it.
@@ -54,6 +57,28 @@ export function unsetSetting(file: string, key: string): CommandResult {
 }
 
 // --- internal ---
+
+// The settings as uuldana shows them: the shared store's credentials blanked (the file keeps them), as everywhere
+// else uuldana names the store.
+function shown(settings: Record<string, unknown>): Record<string, unknown> {
+  const store = settings.shared_rests;
+  if (typeof store !== "string") return settings;
+  let address: string;
+  try {
+    address = parseSharedUrl(store, "shared_rests").shown;
+  } catch {
+    // not a store URL: whatever stands before an @ may still be a password
+    address = store.replace(/\/\/[^/@]*@/, "//***@");
+  }
+  return { ...settings, shared_rests: address };
+}
+
+// The note that says so, when there was anything to blank.
+function blanked(store: unknown): string {
+  return typeof store === "string" && store !== shown({ shared_rests: store }).shared_rests
+    ? "note: shared_rests is shown with its credentials as ***; the file holds them\n"
+    : "";
+}
 
 // The value given on the command line: JSON when it reads as JSON (3, true, ["codex"], "ask"), else the text itself
 // (ask, ctrl-]).
