@@ -1,11 +1,9 @@
 import type { AgentPty } from "../terminal/pty.js";
 import type { Screen } from "../terminal/screen.js";
 import { titleSequence } from "../terminal/tty.js";
+import { HELD_LIMIT } from "./output-thread-protocol.js";
 import { OutputThread } from "./output-thread.js";
 import { TitleFilter } from "./title.js";
-
-// the most bytes of the agent's output held while uuldana's prompt covers its screen; what comes beyond is dropped
-const HELD_OUTPUT_LIMIT = 8 * 1024 * 1024;
 
 // The agent's output on its way to the user's terminal and to the screen model: its titles carry uuldana's part
 // first, and it waits while uuldana's prompt covers the screen. It notes when the agent last drew and whether its
@@ -104,7 +102,7 @@ export class AgentOutput {
       this.stdout.write(data);
       return;
     }
-    if (this.heldBytes + data.length > HELD_OUTPUT_LIMIT) return;
+    if (this.heldBytes + data.length > HELD_LIMIT) return;
     this.held.push(Buffer.from(data));
     this.heldBytes += data.length;
   }

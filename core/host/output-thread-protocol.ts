@@ -18,6 +18,10 @@ export const DONE = 5;
 export const KNOCKS = 6;
 export const CONTROL_SLOTS = 7;
 
+// the most bytes of the agent's output held while uuldana's prompt covers its screen, by the output thread or by the
+// main thread on node-pty's event path; what comes beyond is dropped
+export const HELD_LIMIT = 8 * 1024 * 1024;
+
 export interface OutputThreadSetup {
   // the agent's terminal, read; the user's terminal, written
   fd: number;

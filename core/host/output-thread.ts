@@ -42,8 +42,6 @@ export class OutputThread {
   private timer: NodeJS.Timeout | undefined;
   private quietLooks = 0;
   private done = false;
-  // stop() was called: nothing more the thread read reaches the user's terminal
-  private stopped = false;
 
   constructor(
     own: OwnReading,
@@ -74,7 +72,8 @@ export class OutputThread {
     this.worker.on("message", (word: FromOutputThread) => {
       if (word.agentTitle !== undefined) this.agentTitle = word.agentTitle;
       if (word.wake) this.look();
-      if (word.held && !this.stopped) onHeld(Buffer.from(word.held.buffer, word.held.byteOffset, word.held.byteLength));
+      // once the run is stopped, nothing more the thread read reaches the user's terminal
+      if (word.held && Atomics.load(this.control, STOP) === 0) onHeld(Buffer.from(word.held.buffer, word.held.byteOffset, word.held.byteLength));
       if (word.end) end();
     });
     // a thread that failed or was ended leaves the output where it stopped
@@ -124,7 +123,6 @@ export class OutputThread {
   // The run is over, or uuldana is ending: the thread ends at once, whatever is left unread; returns once it writes
   // no more to the user's terminal (or after a moment, if a write of its own does not return).
   stop(): void {
-    this.stopped = true;
     this.stopLooking();
     if (Atomics.exchange(this.control, STOP, 1) === 1 || Atomics.load(this.control, DONE) === 1) return;
     this.knock();
@@ -165,9 +163,10 @@ process.on("exit", () => {
 });
 
 // The compiled thread beside this file; run from the sources (as the tests run them), the compiled one of the build.
+// Looked for once: each run asks for it twice (whether to use a thread, then to start one).
+let found: { file: URL | undefined } | undefined;
 function workerFile(): URL | undefined {
-  const beside = new URL("./output-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  const built = new URL("../../dist/core/host/output-worker.js", import.meta.url);
-  return existsSync(fileURLToPath(built)) ? built : undefined;
+  const places = [new URL("./output-worker.js", import.meta.url), new URL("../../dist/core/host/output-worker.js", import.meta.url)];
+  found ??= { file: places.find((file) => existsSync(fileURLToPath(file))) };
+  return found.file;
 }

@@ -8,11 +8,9 @@ import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from "
 
 import { RingWriter, type RingMemory } from "../terminal/shared-ring.js";
 import { TitleFilter } from "./title.js";
-import { DONE, GONE, HOLD, KNOCKS, STOP, WORDS, WRITING, type OutputThreadSetup, type ToOutputThread } from "./output-thread-protocol.js";
+import { DONE, GONE, HELD_LIMIT, HOLD, KNOCKS, STOP, WORDS, WRITING, type OutputThreadSetup, type ToOutputThread } from "./output-thread-protocol.js";
 
 const READ_BYTES = 256 * 1024;
-// the most bytes held while uuldana's prompt covers the screen; what comes beyond is dropped (as on the main thread)
-const HELD_LIMIT = 8 * 1024 * 1024;
 // a read made while the main thread writes to the agent finds the terminal non-blocking for that moment: it is
 // tried again this much later
 const RETRY_MS = 0.1;
