@@ -18,6 +18,19 @@ describe("the reader's marker glyphs", () => {
     expect(verdict).toMatchObject({ stop: true, reset_at: "2026-12-01T15:01:00.000Z", span: { line: 0, text: "You've hit your usage limit for today; it resets at 3pm (UTC)." } });
   });
 
+  it.each(["working: edited ba.ts and updated its tests", "note: the session was saved"])(
+    "ends a message where a line begins with a label in lower case (%s), which is no sentence wrapped from above",
+    (line) => {
+      const verdict = read(`I renamed the helper.\n⎿  You've hit your weekly limit · resets 3pm (UTC)\n${line}`);
+      expect(verdict).toMatchObject({ stop: true, span: { line: 1, text: "You've hit your weekly limit · resets 3pm (UTC)" } });
+    },
+  );
+
+  it("still reads a sentence wrapped after a parenthesis in lower case as one message", () => {
+    const verdict = read("You've hit your usage limit (the weekly one)\nand it resets at 3pm (UTC).");
+    expect(verdict).toMatchObject({ stop: true, span: { line: 0, text: "You've hit your usage limit (the weekly one) and it resets at 3pm (UTC)." } });
+  });
+
   it("keeps quotation marks out: a quoted limit message stays a quotation", () => {
     for (const [open, close] of [['"', '"'], ["“", "”"], ["«", "»"]]) {
       expect(read(`The agent printed ${open}You've hit your usage limit${close} when the test ran.`).reasons).toContain("not a stop: a quotation, not a notice");

@@ -73,7 +73,10 @@ const MESSAGE_START = new RegExp(`^\\s*(?:[\\u2500-\\u257f]\\s*)?(?:(?![${BORDER
 // the same tests for a line of plain ASCII, where the only marker glyphs are > and *: most lines agents draw
 const ASCII_MARKED = /^\s*[>*]/;
 const ASCII_MESSAGE_START = /^\s*[>*-]\s/;
-const startsMessage = (line: string): boolean => (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
+// a line that begins with a word in lower case and a colon is a log line's label ("working: …", "note: …"), never a
+// sentence wrapped from the line above
+const LABEL = /^\s*[a-z][a-z-]*:\s/;
+const startsMessage = (line: string): boolean => LABEL.test(line) || (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
 const BLANK_OR_BORDER = new RegExp(`[\\s${BORDER}]`);
 
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
@@ -82,8 +85,8 @@ const CONTROLS = new RegExp(CONTROL.source, "g");
 const DRAWN = /[^\s\u2500-\u257f]/;
 
 // Groups lines into messages as a person reads them: a message ends at a blank line, after a line that ended a
-// sentence, or where a line begins with a bullet or marker; a phrase wrapped across lines is read whole. Only
-// messages that could be a stop are cleaned (escape sequences, borders, bullets removed).
+// sentence, or where a line begins with a bullet, a marker or a label; a phrase wrapped across lines is read whole.
+// Only messages that could be a stop are cleaned (escape sequences, borders, bullets removed).
 export function splitBlocks(text: string, mayStop: (text: string) => boolean): Block[] {
   const rawLines = stripEscapes(text).split(/\r?\n|\r/);
   const groups: { first: number; raws: string[] }[] = [];
