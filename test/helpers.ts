@@ -116,6 +116,8 @@ export function runFile(file: string, args: string[], options: { cwd: string; en
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+    // a program that ends without reading its input closes the pipe: its exit and output say how it went
+    child.stdin.on("error", (error: NodeJS.ErrnoException) => error.code === "EPIPE" || reject(error));
     child.stdin.end(options.stdin ?? "");
   });
 }

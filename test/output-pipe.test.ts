@@ -21,6 +21,8 @@ function readFirstLine(args: string[], input: string): Promise<{ first: string; 
     });
     child.on("error", reject);
     child.on("close", (code) => resolve({ first: out.split("\n")[0]!, code, stderr }));
+    // a command that ends before reading all its input closes the pipe: its exit code and its output say how it went
+    child.stdin.on("error", (error: NodeJS.ErrnoException) => error.code === "EPIPE" || reject(error));
     child.stdin.end(input);
   });
 }
