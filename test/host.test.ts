@@ -155,10 +155,10 @@ describe("reading the agent's screen for a gone allowance", () => {
   ] as const)("LIMIT_MODE=%s ends in %s", async (mode, type, after) => {
     const events: string[] = [];
     const { run } = start("limit", {
-      env: { ...sandbox.env, LIMIT_MODE: mode, WORK_SECONDS: "3" } as Record<string, string>,
-      // the failing exit comes 100 ms after the text: a quiet far longer than that, so a loaded machine that is slow
-      // to tell of the exit does not turn it into a stop after the quiet
-      detect: mode === "fail" ? { ...detect, quietSeconds: 5, dismissSeconds: 10 } : detect,
+      env: { ...sandbox.env, LIMIT_MODE: mode, WORK_SECONDS: "5" } as Record<string, string>,
+      // the failing exit comes 100 ms after the text, and the work every 100 ms: quiets far longer than that, so a
+      // loaded machine that is slow to tell of the exit, or stalls the work, does not turn either into a quiet stop
+      detect: mode === "fail" ? { ...detect, quietSeconds: 5, dismissSeconds: 10 } : mode === "keep-working" ? { ...detect, quietSeconds: 1, dismissSeconds: 3 } : detect,
       onDetection: (event) => events.push(event.type),
     });
     if (mode === "fail") {

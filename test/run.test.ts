@@ -358,7 +358,12 @@ describe("uuldana run reading the agent's screen", () => {
     const reset = dayFirstReset(new Date());
     const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner", LANG: "en_GB.UTF-8", LIMIT_RESET: reset.text }, cols: 220 });
     await terminal.waitFor("You've hit your weekly limit");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // the stop is told at the end: it is awaited in the journal, however long a loaded machine takes to decide it
+    const journal = (): string => {
+      const [session] = readdirSync(join(sandbox.data, "sessions"));
+      return session ? readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8") : "";
+    };
+    await waitFor(() => journal().includes('"type":"limit"'), "the limit in the journal");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const screen = await terminal.waitFor("exited with code 0");
@@ -366,7 +371,9 @@ describe("uuldana run reading the agent's screen", () => {
   });
 
   it("shows that limit-like text was ignored when the agent kept working: title, header and last line", async () => {
-    const terminal = open(["run"], { env: { LIMIT_MODE: "keep-working", WORK_SECONDS: "3" }, cols: 160 });
+    // the stand-in works every 100 ms: a quiet of a second, so a loaded machine that stalls it does not make a stop
+    sandbox.write("config/config.json", { providers: ["limit"], auto_detect: false, quiet_seconds: 1, dismiss_seconds: 2.5 });
+    const terminal = open(["run"], { env: { LIMIT_MODE: "keep-working", WORK_SECONDS: "5" }, cols: 160 });
     await terminal.waitFor("You've hit your weekly limit");
     await waitFor(() => terminal.title.endsWith(" ⚠"), "the ⚠ mark in the title", 10_000);
     expect(terminal.title).toBe("uuldana · limit · ask ⚠");
