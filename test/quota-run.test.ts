@@ -126,7 +126,9 @@ describe("rotation before the wall", () => {
   });
 
   it("waits while the agent still works and while the user's line is half typed, then moves on", async () => {
-    configure({ CHAT_USED: "50,97,98", CHAT_WORK_LINES: "6" }, { rotate_at_percent_left: 5 });
+    // a quiet of a second: the stand-in answers the line the moment it reads it, and a loaded machine that wakes it
+    // late must not look like an agent that went quiet after the user's Enter
+    configure({ CHAT_USED: "50,97,98", CHAT_WORK_LINES: "6" }, { rotate_at_percent_left: 5, quiet_seconds: 1 });
     const terminal = start();
     await twoTurns(terminal);
     // typed while the agent still works, and left half done
