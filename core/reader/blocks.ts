@@ -68,15 +68,15 @@ export function lineAround(block: Block, at: number): { start: number; end: numb
 // Marker glyphs before a message: bullets, spinner frames, prompt marks, borders.
 export const MARKS = new RegExp(`^(?:${MARKER}+\\s*)+`, "u");
 const MARKED = new RegExp(`^\\s*(?:${MARKER}+\\s*)+`, "u");
-// a line that begins with a marker glyph other than a border, or a dash (after a panel's border), begins a message
-const MESSAGE_START = new RegExp(`^\\s*(?:[\\u2500-\\u257f]\\s*)?(?:(?![${BORDER}])${MARKER}|-)\\s`, "u");
+// a line that begins with a marker glyph other than a border, or a dash (after a panel's border), begins a message;
+// so does one that begins with a word in lower case and a colon, a log line's label ("working: …", "note: …"), never
+// a sentence wrapped from the line above (one test each, the label an alternative: it is asked of most lines)
+const LABEL = "[a-z][a-z-]*:";
+const MESSAGE_START = new RegExp(`^\\s*(?:(?:[\\u2500-\\u257f]\\s*)?(?:(?![${BORDER}])${MARKER}|-)|${LABEL})\\s`, "u");
 // the same tests for a line of plain ASCII, where the only marker glyphs are > and *: most lines agents draw
 const ASCII_MARKED = /^\s*[>*]/;
-const ASCII_MESSAGE_START = /^\s*[>*-]\s/;
-// a line that begins with a word in lower case and a colon is a log line's label ("working: …", "note: …"), never a
-// sentence wrapped from the line above
-const LABEL = /^\s*[a-z][a-z-]*:\s/;
-const startsMessage = (line: string): boolean => LABEL.test(line) || (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
+const ASCII_MESSAGE_START = new RegExp(`^\\s*(?:[>*-]|${LABEL})\\s`);
+const startsMessage = (line: string): boolean => (/^[\x20-\x7e]*$/.test(line) ? ASCII_MESSAGE_START : MESSAGE_START).test(line);
 const BLANK_OR_BORDER = new RegExp(`[\\s${BORDER}]`);
 
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
