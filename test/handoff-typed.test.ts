@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { EXIT, installAgents } from "./agents.js";
-import { bin, handoffPreamble, linkAgent, makeSandbox, sessionJournals, standInManifest, waitFor, type Sandbox } from "./helpers.js";
+import { bin, handoffPreamble, linkAgent, makeSandbox, standInManifest, waitFor, waitForJournal, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 // A chain of two stand-ins whose screens keep only the latest exchange (each turn is drawn on a cleared screen),
@@ -63,16 +63,7 @@ const R1_PART = [
 ];
 
 // Waits until the session's journal holds an event the test looks for.
-async function journaled(what: (event: Record<string, unknown>) => boolean): Promise<void> {
-  const has = (): boolean => {
-    try {
-      return sessionJournals(sandbox.data).flat().some(what);
-    } catch {
-      return false;
-    }
-  };
-  await waitFor(has, "the journal's line", 20_000);
-}
+const journaled = (what: (event: Record<string, unknown>) => boolean): Promise<void> => waitForJournal(sandbox.data, what, "the journal's line");
 
 describe("a handoff from screens that keep only the latest exchange", () => {
   it("carries every line the user typed once, in order, with the answers shown, and quotes the last one typed", async () => {

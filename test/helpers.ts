@@ -215,6 +215,19 @@ export function sessionJournals(dataDir: string): JournalLine[][] {
     .map((session) => readFileSync(join(folder, session, "journal.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as JournalLine));
 }
 
+// Waits until a session's journal in a data dir holds an event the test looks for (a journal not yet written, or
+// caught with a line half written, is looked at again).
+export async function waitForJournal(dataDir: string, what: (event: JournalLine) => boolean, description: string, timeoutMs = 20_000): Promise<void> {
+  const has = (): boolean => {
+    try {
+      return sessionJournals(dataDir).flat().some(what);
+    } catch {
+      return false;
+    }
+  };
+  await waitFor(has, description, timeoutMs);
+}
+
 // The lines uuldana said in a terminal's raw output, without the agents' screens (the bell rung at a failover comes
 // right before uuldana's line).
 export function uuldanaLines(raw: string): string[] {

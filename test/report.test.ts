@@ -7,7 +7,7 @@ import { Redactor } from "../core/config/redaction.js";
 import { DrawnLines, LINE_CHARS, TAIL_BYTES, TAIL_LINES, WINDOW_LINES } from "../core/host/drawn-lines.js";
 import { code, fenced } from "../core/cli/markdown.js";
 import { installAgents } from "./agents.js";
-import { bin, LIMIT_RESET, makeSandbox, waitFor, type Sandbox } from "./helpers.js";
+import { bin, LIMIT_RESET, makeSandbox, waitForJournal, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -62,18 +62,11 @@ describe("uuldana report", () => {
     // however loaded the machine; the quiet is long enough that the key comes well within it
     sandbox.write("config/config.json", { providers: ["limit"], auto_detect: false, quiet_seconds: 6, dismiss_seconds: 20 });
     const terminal = open(["run"], { LIMIT_MODE: "details" });
-    const journaled = (type: string) => (): boolean => {
-      try {
-        return theSession().events.some((event) => event.type === type);
-      } catch {
-        return false;
-      }
-    };
-    await waitFor(journaled("candidate"), "the error alone as a candidate in the journal");
+    await waitForJournal(sandbox.data, (event) => event.type === "candidate", "the error alone as a candidate in the journal");
     terminal.type("+");
     await terminal.waitFor("Please retry in 56.47s.", 20_000);
     // it is a dismissal, and the agent keeps running
-    await waitFor(journaled("ignored"), "the dismissal in the journal");
+    await waitForJournal(sandbox.data, (event) => event.type === "ignored", "the dismissal in the journal");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const { events } = theSession();

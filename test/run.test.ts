@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { installAgents } from "./agents.js";
-import { bin, fixtures, isAlive, LIMIT_RESET, linkAgent, makeSandbox, sessionJournals, waitFor, type Sandbox } from "./helpers.js";
+import { bin, fixtures, isAlive, LIMIT_RESET, linkAgent, makeSandbox, sessionJournals, waitFor, waitForJournal, type Sandbox } from "./helpers.js";
 import { TestTerminal } from "./terminal.js";
 
 let sandbox: Sandbox;
@@ -359,11 +359,7 @@ describe("uuldana run reading the agent's screen", () => {
     const terminal = open(["run"], { env: { TZ: "Europe/Berlin", LIMIT_MODE: "banner", LANG: "en_GB.UTF-8", LIMIT_RESET: reset.text }, cols: 220 });
     await terminal.waitFor("You've hit your weekly limit");
     // the stop is told at the end: it is awaited in the journal, however long a loaded machine takes to decide it
-    const journal = (): string => {
-      const [session] = readdirSync(join(sandbox.data, "sessions"));
-      return session ? readFileSync(join(sandbox.data, "sessions", session, "journal.jsonl"), "utf8") : "";
-    };
-    await waitFor(() => journal().includes('"type":"limit"'), "the limit in the journal");
+    await waitForJournal(sandbox.data, (event) => event.type === "limit", "the limit in the journal");
     terminal.type("/exit\r");
     expect((await terminal.exited).exitCode).toBe(0);
     const screen = await terminal.waitFor("exited with code 0");

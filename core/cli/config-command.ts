@@ -22,11 +22,13 @@ export function getSetting(file: string, key: string | undefined): CommandResult
   if (key !== undefined) checkKey(key);
   const found = readConfigText(file);
   const settings = readSettings(found, false);
+  const visible = shown(settings);
+  const blanked = visible.shared_rests !== settings.shared_rests ? "note: shared_rests is shown with its credentials as ***; the file holds them\n" : "";
   if (key === undefined) {
-    const notes = [found.text === undefined ? `note: ${file} does not exist; uuldana uses its defaults\n` : "", blanked(settings.shared_rests)].join("");
-    return result(`${JSON.stringify(shown(settings), null, 2)}\n`, notes);
+    const missing = found.text === undefined ? `note: ${file} does not exist; uuldana uses its defaults\n` : "";
+    return result(`${JSON.stringify(visible, null, 2)}\n`, missing + blanked);
   }
-  if (Object.hasOwn(settings, key)) return result(`${JSON.stringify(shown(settings)[key], null, 2)}\n`, key === "shared_rests" ? blanked(settings[key]) : "");
+  if (Object.hasOwn(settings, key)) return result(`${JSON.stringify(visible[key], null, 2)}\n`, key === "shared_rests" ? blanked : "");
   const fallback = CONFIG_DEFAULTS[key];
   if (fallback === undefined) return result("", `note: "${key}" is not set in ${file}, and has no default\n`);
   return result(`${JSON.stringify(fallback, null, 2)}\n`, `note: "${key}" is not set in ${file}; this is uuldana's default\n`);
@@ -71,13 +73,6 @@ function shown(settings: Record<string, unknown>): Record<string, unknown> {
     address = store.replace(/\/\/[^/@]*@/, "//***@");
   }
   return { ...settings, shared_rests: address };
-}
-
-// The note that says so, when there was anything to blank.
-function blanked(store: unknown): string {
-  return typeof store === "string" && store !== shown({ shared_rests: store }).shared_rests
-    ? "note: shared_rests is shown with its credentials as ***; the file holds them\n"
-    : "";
 }
 
 // The value given on the command line: JSON when it reads as JSON (3, true, ["codex"], "ask"), else the text itself

@@ -86,9 +86,7 @@ export class PromptOverlay {
     if (screen.modes.cursorHidden) stdout.write("\x1b[?25l");
     output.release();
     if (gone()) return;
-    if (!this.ownsAltScreen) {
-      askRedraw(agent, screen, gone);
-    }
+    if (!this.ownsAltScreen) askRedraw(agent, screen, gone);
     if (sendKey) this.parts.sendKey(sendKey);
   }
 
